@@ -1,0 +1,333 @@
+"""The ``rlbench`` command: list, inspect, check and score the suite's environments."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import rlbench_suite
+from rlbench_suite.catalog import EnvCard, UnknownEnvError, card_paths, get_card, select_cards
+
+app = typer.Typer(
+    name="rlbench",
+    help="rlbench-suite: environments, checks and reference scores for reinforcement learning.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"rlbench-suite {rlbench_suite.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """rlbench-suite command line."""
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _cards(ids: list[str] | None) -> list[EnvCard]:
+    if not ids:
+        return select_cards()
+    try:
+        return [get_card(i) for i in ids]
+    except UnknownEnvError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _score(card: EnvCard, kind: str) -> str:
+    ref = getattr(card.reference, kind)
+    if ref is None:
+        return "-"
+    return f"{ref.value:.4g}" + (f" ±{ref.std:.2g}" if ref.std is not None else "")
+
+
+@app.command("list")
+def list_envs(
+    family: Annotated[str | None, typer.Option(help="Only this family.")] = None,
+    suite: Annotated[str | None, typer.Option(help="Only cards in this suite.")] = None,
+    tag: Annotated[str | None, typer.Option(help="Only cards with this tag.")] = None,
+) -> None:
+    """Table of the catalog: id, family, API, metric and reference scores."""
+    cards = select_cards(family, suite, tag)
+    table = Table(title=f"rlbench-suite catalog ({len(cards)} environments)")
+    table.add_column("id", no_wrap=True)
+    for column in ("family", "API", "metric", "random", "expert", "suites"):
+        table.add_column(column, overflow="fold")
+    for card in cards:
+        table.add_row(
+            card.id,
+            card.family,
+            card.api,
+            card.primary_metric,
+            _score(card, "random"),
+            _score(card, "expert"),
+            ", ".join(card.suites),
+        )
+    console.print(table)
+    if not cards:
+        raise typer.Exit(1)
+
+
+def describe_space(space: Any) -> str:
+    """A one-line description of a space (Box bounds summarized)."""
+    import numpy as np
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Box):
+        low, high = np.min(space.low), np.max(space.high)
+        return f"Box(shape={space.shape}, dtype={space.dtype}, bounds=[{low}, {high}])"
+    return str(space)
+
+
+def _sample_step(card: EnvCard) -> dict[str, Any]:
+    from rlbench_suite.policies import RandomPolicy
+    from rlbench_suite.registry import make_scored_env
+
+    env = make_scored_env(card.id)
+    try:
+        obs, info = env.reset(seed=0)
+        action = RandomPolicy(env.action_space, seed=0).act(obs, info)
+        _, reward, terminated, truncated, info = env.step(action)
+        return {
+            "observation space": describe_space(env.observation_space),
+            "action space": describe_space(env.action_space),
+            "sample action": action,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "info keys": sorted(info),
+            "wrappers": [w.name for w in env.spec.additional_wrappers] if env.spec else [],
+        }
+    finally:
+        env.close()
+
+
+@app.command()
+def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPole-v1.")]) -> None:
+    """Show a card, the spaces and one sample step."""
+    [card] = _cards([env_id])
+    table = Table(title=card.id, show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in card.model_dump(exclude={"reference"}).items():
+        table.add_row(key, str(value))
+    for kind in ("random", "expert"):
+        ref = getattr(card.reference, kind)
+        table.add_row(
+            f"reference.{kind}",
+            "-"
+            if ref is None
+            else (
+                f"{ref.value:.6g} ± {ref.std:.3g} ({ref.policy}, {ref.episodes} episodes, seeds "
+                f"{ref.seeds[0]}..{ref.seeds[-1]}, suite {ref.suite_version}, {ref.measured})"
+            ),
+        )
+    table.add_row("card file", str(card_paths()[card.id]))
+    try:
+        for key, value in _sample_step(card).items():
+            table.add_row(key, str(value))
+    except ImportError as exc:
+        table.add_row(
+            "sample step",
+            f"[red]cannot create: {exc}[/red] (pip install 'rlbench-suite[{card.extra}]')",
+        )
+    console.print(table)
+
+
+@app.command()
+def check(
+    env_ids: Annotated[
+        list[str] | None, typer.Argument(help="Ids to check (default: all).")
+    ] = None,
+    steps: Annotated[int, typer.Option(help="Steps of the determinism check.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the determinism check.")] = 0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show warnings.")] = False,
+) -> None:
+    """API checks (check_env or api_test + parallel_api_test) and a same-seed determinism check."""
+    from rlbench_suite.checks import check_card
+
+    cards = _cards(env_ids)
+    results = []
+    with _progress() as progress:
+        task = progress.add_task("checking", total=len(cards))
+        for card in cards:
+            progress.update(task, description=f"checking {card.id}")
+            results.append(check_card(card, seed=seed, steps=steps))
+            progress.advance(task)
+    table = Table(title=f"rlbench check ({steps} determinism steps, seed {seed})")
+    table.add_column("id", no_wrap=True)
+    for column in ("API checks", "determinism", "result"):
+        table.add_column(column, overflow="fold")
+    for result in results:
+        api = ", ".join(
+            f"{k} {'ok' if v else 'FAIL'}" for k, v in result.passed.items() if k != "determinism"
+        )
+        det = "ok" if result.passed.get("determinism") else "FAIL"
+        table.add_row(
+            result.env_id, api, det, "[green]pass[/green]" if result.ok else "[red]FAIL[/red]"
+        )
+    console.print(table)
+    for result in results:
+        for name, error in result.errors.items():
+            console.print(f"[red]{result.env_id} {name}:[/red] {error}")
+        if verbose:
+            for note in result.notes:
+                console.print(f"[yellow]{result.env_id}[/yellow] {note}")
+    failed = sum(not r.ok for r in results)
+    console.print(f"{len(results) - failed} passed, {failed} failed")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def refscores(
+    env_ids: Annotated[list[str] | None, typer.Argument(help="Ids (default: all).")] = None,
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment.")] = 100,
+    first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 10_000,
+    write: Annotated[bool, typer.Option(help="Write the scores onto the cards.")] = False,
+    missing: Annotated[
+        bool, typer.Option(help="Skip cards that already have a random score.")
+    ] = False,
+) -> None:
+    """Measure random-policy reference scores; with --write, record them on the cards.
+
+    Each card is written as soon as it is measured, so an interrupted run keeps its finished
+    cards; rerun with --missing to go on where it stopped.
+    """
+    from rlbench_suite.refscores import measure, write_reference
+
+    cards = [c for c in _cards(env_ids) if not (missing and c.reference.random is not None)]
+    table = Table(title=f"random-policy reference scores ({episodes} episodes)")
+    table.add_column("id", no_wrap=True)
+    for column in ("metric", "value", "std", "seeds", "written"):
+        table.add_column(column)
+    with _progress() as progress:
+        overall = progress.add_task("environments", total=len(cards))
+        for card in cards:
+            task = progress.add_task(card.id, total=episodes)
+            score = measure(
+                card,
+                episodes=episodes,
+                first_seed=first_seed,
+                on_episode=lambda t=task: progress.advance(t),
+            )
+            if write:
+                write_reference(card_paths()[card.id], "random", score)
+            progress.remove_task(task)
+            progress.advance(overall)
+            table.add_row(
+                card.id,
+                card.primary_metric,
+                f"{score.value:.6g}",
+                f"{score.std:.3g}",
+                f"{score.seeds[0]}..{score.seeds[-1]}",
+                "yes" if write else "no",
+            )
+    console.print(table)
+
+
+def _version_of(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@app.command()
+def doctor() -> None:
+    """Versions, the MuJoCo GL backend, PyBullet and torch threads."""
+    import os
+    import platform
+
+    table = Table(title="rlbench doctor", show_header=False)
+    table.add_column("item", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_row(
+        "python", f"{platform.python_version()} ({platform.machine()}, {os.cpu_count()} CPUs)"
+    )
+    table.add_row("rlbench-suite", rlbench_suite.__version__)
+    for dist in (
+        "gymnasium",
+        "pettingzoo",
+        "numpy",
+        "mujoco",
+        "pybullet",
+        "minigrid",
+        "box2d",
+        "torch",
+        "stable-baselines3",
+        "minari",
+        "ray",
+    ):
+        table.add_row(dist, _version_of(dist))
+    table.add_row("cards", str(len(rlbench_suite.catalog())))
+    table.add_row("MuJoCo GL backend", _mujoco_gl())
+    table.add_row("PyBullet", _pybullet())
+    table.add_row("torch threads", _torch_threads())
+    console.print(table)
+
+
+def _mujoco_gl() -> str:
+    import os
+
+    backend = os.environ.get("MUJOCO_GL", "(default)")
+    try:
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>")
+        with mujoco.Renderer(model, 8, 8) as renderer:
+            renderer.render()
+        return f"MUJOCO_GL={backend}: offscreen rendering works"
+    except ImportError:
+        return "mujoco not installed (pip install 'rlbench-suite[robotics]')"
+    except Exception as exc:
+        return f"MUJOCO_GL={backend}: rendering fails ({exc}); try MUJOCO_GL=egl or osmesa"
+
+
+def _pybullet() -> str:
+    try:
+        import pybullet
+    except ImportError:
+        return "not installed (pip install 'rlbench-suite[robotics]')"
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        return f"DIRECT connection ok (API {pybullet.getAPIVersion(physicsClientId=client)})"
+    finally:
+        pybullet.disconnect(client)
+
+
+def _torch_threads() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "torch not installed (pip install torch==2.13.0, then 'rlbench-suite[baselines]')"
+    return f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()})"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

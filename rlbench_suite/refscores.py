@@ -1,0 +1,100 @@
+"""Measuring reference scores and writing them onto cards (``rlbench refscores``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomlkit
+
+from rlbench_suite import __version__
+from rlbench_suite.catalog import EnvCard, RefScore, load_card
+from rlbench_suite.policies import Policy, RandomPolicy
+from rlbench_suite.registry import make_scored_env
+
+
+def play_episodes(
+    card: EnvCard, policy: Policy | None, seeds: list[int], on_episode: Any = None
+) -> list[dict[str, Any]]:
+    """Play one episode per seed (``reset(seed=s)``, ``policy.reset(s)``); return their stats.
+
+    ``policy=None`` plays uniformly random (masked) actions. Each returned dict is the
+    ``info["episode"]`` of :class:`~rlbench_suite.wrappers.EpisodeStatistics`.
+    """
+    env = make_scored_env(card.id)
+    policy = policy if policy is not None else RandomPolicy(env.action_space)
+    stats = []
+    try:
+        for seed in seeds:
+            obs, info = env.reset(seed=seed)
+            policy.reset(seed)
+            while True:
+                obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
+                if terminated or truncated:
+                    stats.append(info["episode"])
+                    break
+            if on_episode is not None:
+                on_episode()
+    finally:
+        env.close()
+    return stats
+
+
+def metric_values(card: EnvCard, stats: list[dict[str, Any]]) -> np.ndarray:
+    """Per-episode values of the card's primary metric."""
+    if card.primary_metric == "return":
+        return np.array([s["r"] for s in stats], dtype=np.float64)
+    if card.primary_metric in ("success_rate", "win_rate"):
+        return np.array([float(s["success"]) for s in stats], dtype=np.float64)
+    raise NotImplementedError(
+        f"{card.id}: primary metric {card.primary_metric!r} needs the environment's max score"
+    )
+
+
+def measure(
+    card: EnvCard,
+    policy: Policy | None = None,
+    policy_name: str = "random",
+    episodes: int = 100,
+    first_seed: int = 10_000,
+    on_episode: Any = None,
+) -> RefScore:
+    """Measure the card's primary metric for ``policy`` over ``episodes`` seeded episodes."""
+    seeds = list(range(first_seed, first_seed + episodes))
+    values = metric_values(card, play_episodes(card, policy, seeds, on_episode))
+    return RefScore(
+        value=round(float(values.mean()), 6),
+        std=round(float(values.std()), 6),
+        policy=policy_name,
+        episodes=episodes,
+        seeds=seeds,
+        suite_version=__version__,
+        measured=dt.date.today().isoformat(),
+        command=(
+            f"rlbench refscores {card.id} --episodes {episodes} --first-seed {first_seed}"
+            if policy is None
+            else None
+        ),
+    )
+
+
+def write_reference(path: Path, kind: str, score: RefScore) -> None:
+    """Write ``score`` as ``[reference.<kind>]`` into the card at ``path``, keeping its layout."""
+    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    if "reference" not in doc:
+        doc.add(tomlkit.nl())
+        doc["reference"] = tomlkit.table(is_super_table=True)
+    table = tomlkit.table()
+    for key, value in score.model_dump(exclude_none=True).items():
+        table.add(key, value)
+    doc["reference"][kind] = table  # type: ignore[index]
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    try:
+        load_card(tmp)
+    except Exception:
+        tmp.unlink()
+        raise
+    tmp.replace(path)  # atomic: a card is never left half-written

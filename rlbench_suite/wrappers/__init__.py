@@ -1,0 +1,41 @@
+"""The suite's standardized wrappers, each with a versioned name recorded in ``env.spec``.
+
+Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
+:class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`. Multi-agent:
+:class:`MultiAgentToSingleAgent` (plays the other agents with given policies) and
+:class:`ParallelEnvToVectorEnv` (PettingZoo Parallel to a Gymnasium ``VectorEnv``, one slot
+per agent). ``rlbench_suite.wrappers.sb3.VectorEnvToSB3`` adapts a ``VectorEnv`` to SB3.
+"""
+
+from rlbench_suite.wrappers.action import ActionMaskInInfo, RescaleActionToUnit
+from rlbench_suite.wrappers.base import WRAPPERS, register_wrapper, wrapper_entry_point
+from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
+from rlbench_suite.wrappers.observation import FlattenDictObservation
+from rlbench_suite.wrappers.stats import EpisodeStatistics
+
+__all__ = [
+    "ACTION_MASK_KEY",
+    "WRAPPERS",
+    "ActionMaskInInfo",
+    "EpisodeStatistics",
+    "FlattenDictObservation",
+    "MultiAgentToSingleAgent",
+    "ParallelEnvToVectorEnv",
+    "RescaleActionToUnit",
+    "get_action_mask",
+    "register_wrapper",
+    "wrapper_entry_point",
+]
+
+
+def __getattr__(name: str):
+    # The multi-agent wrappers import PettingZoo; load them only when asked for.
+    if name == "MultiAgentToSingleAgent":
+        from rlbench_suite.wrappers.multiagent import MultiAgentToSingleAgent
+
+        return MultiAgentToSingleAgent
+    if name == "ParallelEnvToVectorEnv":
+        from rlbench_suite.wrappers.pz_vector import ParallelEnvToVectorEnv
+
+        return ParallelEnvToVectorEnv
+    raise AttributeError(f"module 'rlbench_suite.wrappers' has no attribute {name!r}")

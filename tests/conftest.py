@@ -1,0 +1,44 @@
+"""Shared fixtures: a writable copy of the card folder, subprocess helpers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def content_copy(tmp_path: Path) -> Path:
+    """A copy of the content folders; point RLBENCH_CONTENT_ROOT at it in subprocesses."""
+    for name in ("envs", "datasets", "baselines", "leaderboard"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    return tmp_path
+
+
+def run_python(code: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    """Run ``code`` in a fresh interpreter of this venv; return the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None):
+    """Run the ``rlbench`` command in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "rlbench_suite.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )

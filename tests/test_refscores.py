@@ -1,0 +1,35 @@
+"""Reference scores on the cards are reproducible from what the card records."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlbench_suite.catalog import get_card
+from rlbench_suite.refscores import measure, metric_values, play_episodes
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "rlbench/CartPole-v1",
+        "rlbench/MiniGrid-Empty-5x5-v0",
+        "rlbench/TicTacToe-v3",
+        "rlbench/Reacher-v5",
+    ],
+)
+def test_recorded_random_score_is_reproduced(env_id):
+    card = get_card(env_id)
+    recorded = card.reference.random
+    assert recorded.seeds == list(range(recorded.seeds[0], recorded.seeds[0] + recorded.episodes))
+    again = measure(card, episodes=recorded.episodes, first_seed=recorded.seeds[0])
+    assert again.value == pytest.approx(recorded.value, abs=1e-6)
+    assert again.std == pytest.approx(recorded.std, abs=1e-6)
+    assert again.command == recorded.command
+
+
+def test_win_rate_counts_wins_only():
+    card = get_card("rlbench/ConnectFour-v3")
+    stats = play_episodes(card, None, list(range(20)))
+    wins = metric_values(card, stats)
+    assert set(wins) <= {0.0, 1.0}
+    assert all((s["r"] >= 1) == bool(w) for s, w in zip(stats, wins, strict=True))

@@ -1,0 +1,94 @@
+"""Registration with Gymnasium and PettingZoo, lazy import, unknown ids."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pettingzoo
+import pytest
+
+import rlbench_suite
+from rlbench_suite import UnknownEnvError, make_multiagent
+from rlbench_suite.catalog import catalog
+from tests.conftest import run_python
+
+
+def test_every_single_agent_card_is_a_gymnasium_spec():
+    for card in catalog().values():
+        if card.is_multiagent:
+            continue
+        spec = gym.spec(card.id)
+        assert spec.entry_point == card.entry_point
+        assert spec.max_episode_steps == card.max_episode_steps
+        assert spec.kwargs == card.kwargs
+        names = [w.name for w in spec.additional_wrappers]
+        assert names[0] == "rlbench/EpisodeStatistics-v0"
+        assert names[1:] == [w.name for w in card.wrappers]
+
+
+def test_gym_make_and_make_vec():
+    env = gym.make("rlbench/CartPole-v1")
+    obs, _ = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    assert env.spec.max_episode_steps == 500
+    vec = gym.make_vec("rlbench/CartPole-v1", num_envs=3, vectorization_mode="sync")
+    obs, _ = vec.reset(seed=3)
+    assert obs.shape == (3, 4)
+    np.testing.assert_array_equal(obs[0], env.reset(seed=3)[0])
+
+
+def test_module_prefixed_id_works_without_prior_import():
+    proc = run_python(
+        "import gymnasium as gym\n"
+        "env = gym.make('rlbench_suite:rlbench/Pendulum-v1')\n"
+        "print(env.action_space.low.tolist(), env.spec.id)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "[-1.0] rlbench/Pendulum-v1" in proc.stdout
+
+
+def test_import_is_lazy():
+    proc = run_python(
+        "import sys, rlbench_suite, gymnasium as gym\n"
+        "heavy = ['mujoco', 'pybullet', 'torch', 'minigrid', 'Box2D', 'pygame', 'chess']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "gym.make('rlbench/Hopper-v5')\n"
+        "print('mujoco' in sys.modules)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "True"]
+
+
+def test_unknown_id_suggestions():
+    with pytest.raises(gym.error.NameNotFound, match="Did you mean: `HalfCheetah`"):
+        gym.make("rlbench/HalfCheeta-v5")
+    with pytest.raises(UnknownEnvError, match="Did you mean: rlbench/ConnectFour-v3"):
+        make_multiagent("rlbench/ConectFour-v3", api="aec")
+
+
+def test_pettingzoo_registry_and_make_multiagent():
+    aec = pettingzoo.make("aec", "rlbench/ConnectFour-v3")
+    assert isinstance(aec, pettingzoo.AECEnv)
+    par = pettingzoo.make("parallel", "rlbench/RockPaperScissors-v2")
+    assert isinstance(par, pettingzoo.ParallelEnv)
+    assert isinstance(make_multiagent("rlbench/RockPaperScissors-v2", api="aec"), pettingzoo.AECEnv)
+    env = make_multiagent("rlbench/RockPaperScissors-v2", max_cycles=3)
+    env.reset(seed=0)
+    steps = 0
+    while env.agents:
+        env.step({a: env.action_space(a).sample() for a in env.agents})
+        steps += 1
+    assert steps == 3
+
+
+def test_turn_based_game_refuses_parallel_api():
+    with pytest.raises(ValueError, match="turn-based and has only the AEC API"):
+        make_multiagent("rlbench/TicTacToe-v3", api="parallel")
+    with pytest.raises(ValueError, match="api must be 'parallel' or 'aec'"):
+        make_multiagent("rlbench/TicTacToe-v3", api="both")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="single-agent environment"):
+        make_multiagent("rlbench/CartPole-v1")
+
+
+def test_version_is_exposed():
+    assert rlbench_suite.__version__.count(".") == 2
