@@ -10,8 +10,12 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+pip_install() {
+  # quiet, minus the notes about local wheel folders some machines' pip config names
+  .venv/bin/python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
+}
+pip_install --upgrade pip
 # torch first, pinned to the CPU wheel: an unpinned torch pulls a multi-GB CUDA build.
-.venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[${EXTRAS}]"
+pip_install "torch==2.13.0"
+pip_install -e ".[${EXTRAS}]"
 echo "== installed: $(.venv/bin/rlbench --version)"

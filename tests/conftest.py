@@ -42,3 +42,25 @@ def run_cli(*args: str, env: dict[str, str] | None = None):
         timeout=600,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
+
+
+def learn_ppo(vector_env, steps: int = 2000):
+    """Train a small SB3 PPO for ``steps`` on a Gymnasium VectorEnv (SAME_STEP autoreset)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+
+    from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
+
+    torch.set_num_threads(1)
+    model = PPO(
+        "MlpPolicy",
+        VectorEnvToSB3(vector_env),
+        n_steps=256,
+        batch_size=128,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+    )
+    model.learn(steps)
+    return model

@@ -17,6 +17,7 @@ with warnings.catch_warnings():  # PettingZoo 1.27 deprecates importing game mod
     from pettingzoo.classic import rps_v2
 
 from rlbench_suite.wrappers.pz_vector import ParallelEnvToVectorEnv
+from tests.conftest import learn_ppo
 
 NEXT, SAME, DISABLED = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED
 AGENTS = ["a", "b", "c"]
@@ -303,27 +304,11 @@ def test_sb3_adapter_infos():
 
 @pytest.mark.slow
 def test_sb3_ppo_learns_on_rps():
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("stable_baselines3")
-    from stable_baselines3 import PPO
-
-    from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
-
-    torch.set_num_threads(1)
     max_cycles = 10
     venv = ParallelEnvToVectorEnv(
         lambda: rps_v2.parallel_env(max_cycles=max_cycles), 2, autoreset_mode=SAME
     )
-    model = PPO(
-        "MlpPolicy",
-        VectorEnvToSB3(venv),
-        n_steps=256,
-        batch_size=128,
-        n_epochs=1,
-        seed=0,
-        device="cpu",
-    )
-    model.learn(2000)
+    model = learn_ppo(venv, 2000)
     assert model.num_timesteps >= 2000
     assert len(model.ep_info_buffer) > 0
     assert {ep["l"] for ep in model.ep_info_buffer} == {max_cycles}

@@ -15,6 +15,7 @@ from rlbench_suite.refscores import measure, metric_values, play_episodes
         "rlbench/MiniGrid-Empty-5x5-v0",
         "rlbench/TicTacToe-v3",
         "rlbench/Reacher-v5",
+        "rlbench/Pendulum-v1",
     ],
 )
 def test_recorded_random_score_is_reproduced(env_id):

@@ -26,8 +26,9 @@ class RescaleActionToUnit(VersionedWrapper, gym.ActionWrapper):
         space = env.action_space
         if not isinstance(space, spaces.Box) or not space.is_bounded("both"):
             raise TypeError(f"RescaleActionToUnit needs a bounded Box action space, got {space}")
-        self._low = space.low.astype(np.float64)
-        self._half_range = (space.high.astype(np.float64) - self._low) / 2.0
+        # precomputed in the env's dtype: the per-step map is two clamps, a multiply, an add
+        self._half_range = ((space.high.astype(np.float64) - space.low) / 2).astype(space.dtype)
+        self._middle = ((space.high.astype(np.float64) + space.low) / 2).astype(space.dtype)
         self._dtype = space.dtype
         self._identity = bool(np.all(space.low == -1) and np.all(space.high == 1))
         self.action_space = spaces.Box(-1.0, 1.0, shape=space.shape, dtype=space.dtype)
@@ -38,8 +39,8 @@ class RescaleActionToUnit(VersionedWrapper, gym.ActionWrapper):
         return self.env.step(self.action(action))
 
     def action(self, action: Any) -> np.ndarray:
-        unit = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-        return (self._low + (unit + 1.0) * self._half_range).astype(self._dtype)
+        unit = np.minimum(np.maximum(np.asarray(action, dtype=self._dtype), -1.0), 1.0)
+        return unit * self._half_range + self._middle
 
 
 @register_wrapper("rlbench/ActionMaskInInfo-v0")

@@ -94,6 +94,10 @@ class VectorEnvToSB3(VecEnv):
 
     def _sb3_info(self, infos: dict[str, Any], i: int, term: bool, trunc: bool) -> dict:
         info = unbatch_info(infos, i)
+        final_info = info.pop("final_info", None)
+        if final_info is not None:
+            # SB3 wants the terminal step's info; vector-level statistics stay on top
+            info = {**final_info, **{k: info[k] for k in ("final_obs", "episode") if k in info}}
         info["TimeLimit.truncated"] = bool(trunc and not term)
         if "final_obs" in info:
             info["terminal_observation"] = info.pop("final_obs")
