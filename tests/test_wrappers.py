@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rlbench_suite.catalog import catalog
 from rlbench_suite.checks import assert_same
@@ -231,3 +233,26 @@ def test_stack_under_every_vector_autoreset_mode(mode):
         if mode == AutoresetMode.NEXT_STEP:
             pending_reset = done
     assert finished >= 10
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    low=st.floats(-100, 99, allow_nan=False),
+    width=st.floats(0.01, 100, allow_nan=False),
+    unit=st.floats(-1.5, 1.5, allow_nan=False),
+)
+def test_rescale_maps_unit_interval_affinely_onto_any_bounds(low, width, unit):
+    class Bounded(gym.Env):
+        observation_space = spaces.Discrete(1)
+
+        def __init__(self):
+            self.action_space = spaces.Box(low, low + width, (1,), np.float64)
+
+        def step(self, action):
+            return 0, 0.0, False, False, {}
+
+    env = RescaleActionToUnit(Bounded())
+    mapped = float(env.action(np.array([unit]))[0])
+    expected = low + (min(max(unit, -1.0), 1.0) + 1.0) / 2.0 * width
+    assert mapped == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    assert low - 1e-9 <= mapped <= low + width + 1e-9
