@@ -2,7 +2,8 @@
 
 ``import rlbench_suite`` registers every environment card: single-agent ids with
 Gymnasium (``gym.make("rlbench/CartPole-v1")``), multi-agent ids with PettingZoo's registry
-and :func:`make_multiagent`. No simulator is imported until an environment is made.
+and :func:`make_multiagent` (and with Gymnasium as one agent against opponents). No simulator
+is imported until an environment is made.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import sys
 
 __version__ = "0.1.0"
 
-# Headless MuJoCo rendering works with EGL on machines without a display (see doctor).
+# Headless MuJoCo rendering works with EGL on machines without a display; GLFW, MuJoCo's
+# default, fails there. A MUJOCO_GL the user set is kept (see `rlbench doctor`).
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
     os.environ.setdefault("MUJOCO_GL", "egl")
 
-from rlbench_suite.catalog import EnvCard, UnknownEnvError, catalog, get_card
+from rlbench_suite.catalog import EnvCard, UnknownEnvError, cards, get_card
 from rlbench_suite.registry import make_multiagent, register_all
 
 register_all()
@@ -25,7 +27,7 @@ __all__ = [
     "EnvCard",
     "UnknownEnvError",
     "__version__",
-    "catalog",
+    "cards",
     "get_card",
     "make_multiagent",
 ]

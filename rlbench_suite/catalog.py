@@ -8,6 +8,7 @@ A malformed card fails with the file, the field and what is accepted.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import functools
 import math
@@ -15,7 +16,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rlbench_suite.resources import content_dir
 
@@ -59,8 +67,14 @@ class RefScore(_Model):
     episodes: int = Field(gt=0)
     seeds: list[int] = Field(min_length=1, description="reset seeds, one per episode")
     suite_version: str
-    measured: str = Field(description="ISO date of the measurement")
+    measured: dt.date = Field(description="date of the measurement (YYYY-MM-DD)")
     command: str | None = Field(None, description="the command that measured it")
+
+    @model_validator(mode="after")
+    def _one_seed_per_episode(self) -> RefScore:
+        if len(self.seeds) != self.episodes:
+            raise ValueError(f"{self.episodes} episodes but {len(self.seeds)} seeds; give one each")
+        return self
 
 
 class References(_Model):
@@ -80,6 +94,12 @@ class SuccessRule(_Model):
     kind: Literal["info", "terminated", "terminated_positive", "return_at_least"]
     key: str = "success"
     threshold: float | None = None
+
+    @model_validator(mode="after")
+    def _threshold_given(self) -> SuccessRule:
+        if self.kind == "return_at_least" and self.threshold is None:
+            raise ValueError("success kind 'return_at_least' needs a 'threshold'")
+        return self
 
 
 class WrapperRef(_Model):
@@ -120,6 +140,19 @@ class EnvCard(_Model):
     upstream_id: str | None = Field(None, description="the original id, for external envs")
     description: str = Field(min_length=20)
 
+    @model_validator(mode="after")
+    def _consistent(self) -> EnvCard:
+        if self.primary_metric in ("success_rate", "win_rate") and self.success is None:
+            raise ValueError(
+                f"primary_metric {self.primary_metric!r} needs a [success] rule saying what a "
+                "success (or win) is"
+            )
+        if self.is_multiagent and self.agent is None:
+            raise ValueError("a multi-agent card needs 'agent': the agent its scores are for")
+        if not self.is_multiagent and self.agent is not None:
+            raise ValueError("'agent' is only for multi-agent cards (api pettingzoo-*)")
+        return self
+
     @property
     def name(self) -> str:
         return self.id.split("/", 1)[1]
@@ -142,7 +175,10 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
         field = ".".join(str(part) for part in item["loc"]) or "(card)"
         message = item["msg"]
         if item["type"] == "extra_forbidden":
-            message += f"; accepted fields: {', '.join(EnvCard.model_fields)}"
+            owner = _model_at(item["loc"][:-1])
+            message += f"; accepted fields here: {', '.join(owner.model_fields)}"
+            if len(item["loc"]) > 1:
+                message += " (in TOML, keys written after a [table] header belong to that table)"
         elif item["type"] == "string_pattern_mismatch":
             info = EnvCard.model_fields.get(str(item["loc"][0]))
             if info is not None and info.description:
@@ -155,6 +191,20 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
             else f"  field '{field}': {message}"
         )
     return "\n".join(lines)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
+    """The (nested) card model that the path ``loc`` points into."""
+    model: type[BaseModel] = EnvCard
+    for part in loc:
+        field = model.model_fields.get(str(part)) if isinstance(part, str) else None
+        if field is None:
+            continue  # a list index
+        for candidate in (field.annotation, *getattr(field.annotation, "__args__", ())):
+            for inner in (candidate, *getattr(candidate, "__args__", ())):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    model = inner
+    return model
 
 
 def load_card(path: Path) -> EnvCard:
@@ -175,29 +225,56 @@ def card_files(root: Path | None = None) -> list[Path]:
     return sorted(p for p in root.rglob("*.toml") if "assets" not in p.parts)
 
 
-def load_cards(root: Path | None = None) -> dict[str, EnvCard]:
-    """Load every card under ``root``; duplicate ids are a :class:`CardError`."""
-    cards: dict[str, EnvCard] = {}
+def load_cards_with_paths(
+    root: Path | None = None, errors: list[CardError] | None = None
+) -> tuple[dict[str, EnvCard], dict[str, Path]]:
+    """Load every card under ``root``: ``(id -> card, id -> file)``.
+
+    A malformed card or a duplicate id raises :class:`CardError`, unless ``errors`` is a
+    list: then the error is appended to it and the card left out.
+    """
+    loaded: dict[str, EnvCard] = {}
     origin: dict[str, Path] = {}
     for path in card_files(root):
-        card = load_card(path)
-        if card.id in cards:
-            raise CardError(f"{path}: id {card.id!r} is already defined in {origin[card.id]}")
-        cards[card.id] = card
+        try:
+            card = load_card(path)
+            if card.id in loaded:
+                raise CardError(f"{path}: id {card.id!r} is already defined in {origin[card.id]}")
+        except CardError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
+        loaded[card.id] = card
         origin[card.id] = path
-    return cards
+    return loaded, origin
+
+
+def load_cards(root: Path | None = None) -> dict[str, EnvCard]:
+    """Load every card under ``root``; duplicate ids are a :class:`CardError`."""
+    return load_cards_with_paths(root)[0]
 
 
 @functools.cache
-def catalog() -> dict[str, EnvCard]:
-    """The suite's own cards, loaded once."""
-    return load_cards()
+def _suite_catalog() -> tuple[dict[str, EnvCard], dict[str, Path], tuple[CardError, ...]]:
+    errors: list[CardError] = []
+    loaded, origin = load_cards_with_paths(errors=errors)
+    return loaded, origin, tuple(errors)
 
 
-@functools.cache
+def catalog_errors() -> tuple[CardError, ...]:
+    """The suite's cards that failed to load (they are left out of :func:`cards`)."""
+    return _suite_catalog()[2]
+
+
+def cards() -> dict[str, EnvCard]:
+    """The suite's own cards by id, loaded once."""
+    return _suite_catalog()[0]
+
+
 def card_paths() -> dict[str, Path]:
     """Card id -> the file it was loaded from."""
-    return {load_card(p).id: p for p in card_files()}
+    return _suite_catalog()[1]
 
 
 def normalize_id(env_id: str) -> str:
@@ -217,14 +294,17 @@ def closest_ids(env_id: str, known: list[str], n: int = 3) -> list[str]:
 
 def get_card(env_id: str) -> EnvCard:
     """The card for ``env_id``; unknown ids raise :class:`UnknownEnvError` with suggestions."""
-    cards = catalog()
+    catalog = cards()
     key = normalize_id(env_id)
-    if key in cards:
-        return cards[key]
-    close = closest_ids(key, list(cards))
+    if key in catalog:
+        return catalog[key]
+    close = closest_ids(key, list(catalog))
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    broken = catalog_errors()
+    note = f" {len(broken)} card(s) failed to load: {broken[0]}" if broken else ""
     raise UnknownEnvError(
-        f"unknown environment id {env_id!r}.{hint} Run `rlbench list` to see all {len(cards)} ids."
+        f"unknown environment id {env_id!r}.{hint} Run `rlbench list` to see all "
+        f"{len(catalog)} ids.{note}"
     )
 
 
@@ -232,11 +312,11 @@ def select_cards(
     family: str | None = None, suite: str | None = None, tag: str | None = None
 ) -> list[EnvCard]:
     """Cards matching every given filter, sorted by family then id."""
-    cards = [
+    selected = [
         c
-        for c in catalog().values()
+        for c in cards().values()
         if (family is None or c.family == family)
         and (suite is None or suite in c.suites)
         and (tag is None or tag in c.tags)
     ]
-    return sorted(cards, key=lambda c: (c.family, c.id))
+    return sorted(selected, key=lambda c: (c.family, c.id))

@@ -91,14 +91,11 @@ def assert_same(a: Any, b: Any, where: str) -> None:
         raise DeterminismError(f"{where}: {a!r} != {b!r}")
 
 
-_VOLATILE_INFO = {"episode"}  # wall time lives there
-
-
 def _stable(info: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in info.items() if k not in _VOLATILE_INFO}
-    if "episode" in info:
-        out["episode"] = {k: v for k, v in info["episode"].items() if k != "t"}
-    return out
+    """``info`` without wall-clock times (Gymnasium's ``RecordEpisodeStatistics`` adds one)."""
+    if not isinstance(info.get("episode"), dict):
+        return info
+    return {**info, "episode": {k: v for k, v in info["episode"].items() if k != "t"}}
 
 
 def check_determinism(make_env: Callable[[], gym.Env], seed: int = 0, steps: int = 1000) -> int:
@@ -172,33 +169,40 @@ def check_aec_determinism(make_env: Callable[[], Any], seed: int = 0, steps: int
 
 
 def check_card(card: EnvCard, seed: int = 0, steps: int = 1000) -> CheckResult:
-    """Run the API checks and the determinism check for one card."""
-    result = CheckResult(card.id)
-    if card.is_multiagent:
-        from pettingzoo.test import api_test, parallel_api_test
+    """Run the API checks and the determinism check for one card.
 
-        result.run("api_test", lambda: api_test(make_multiagent(card.id, "aec"), num_cycles=200))
-        if card.api == "pettingzoo-parallel":
-            result.run(
-                "parallel_api_test",
-                lambda: parallel_api_test(make_multiagent(card.id, "parallel"), num_cycles=200),
-            )
-        else:
-            result.notes.append("parallel_api_test: not applicable (turn-based, AEC only)")
-        result.run(
-            "determinism",
-            lambda: check_aec_determinism(lambda: make_multiagent(card.id, "aec"), seed, steps),
-        )
-        return result
+    Every id gets Gymnasium's ``check_env`` on ``gym.make(id)`` (for a multi-agent id, its
+    single-agent view); multi-agent ids also get PettingZoo's ``api_test`` and, where the
+    Parallel API exists, ``parallel_api_test``, and their determinism check runs on the AEC
+    game itself.
+    """
     from gymnasium.utils.env_checker import check_env
 
-    def api() -> None:
+    result = CheckResult(card.id)
+
+    def gymnasium_api() -> None:
         env = gym.make(card.id)
         try:
             check_env(env, skip_render_check=True)
         finally:
             env.close()
 
-    result.run("check_env", api)
-    result.run("determinism", lambda: check_determinism(lambda: gym.make(card.id), seed, steps))
+    result.run("check_env", gymnasium_api)
+    if not card.is_multiagent:
+        result.run("determinism", lambda: check_determinism(lambda: gym.make(card.id), seed, steps))
+        return result
+    from pettingzoo.test import api_test, parallel_api_test
+
+    result.run("api_test", lambda: api_test(make_multiagent(card.id, "aec"), num_cycles=200))
+    if card.api == "pettingzoo-parallel":
+        result.run(
+            "parallel_api_test",
+            lambda: parallel_api_test(make_multiagent(card.id, "parallel"), num_cycles=200),
+        )
+    else:
+        result.notes.append("parallel_api_test: not applicable (turn-based, AEC only)")
+    result.run(
+        "determinism",
+        lambda: check_aec_determinism(lambda: make_multiagent(card.id, "aec"), seed, steps),
+    )
     return result

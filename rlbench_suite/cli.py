@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -10,7 +10,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 import rlbench_suite
-from rlbench_suite.catalog import EnvCard, UnknownEnvError, card_paths, get_card, select_cards
+from rlbench_suite.catalog import (
+    EnvCard,
+    Family,
+    UnknownEnvError,
+    card_paths,
+    cards,
+    catalog_errors,
+    closest_ids,
+    get_card,
+    select_cards,
+)
 
 app = typer.Typer(
     name="rlbench",
@@ -19,6 +29,19 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console()
+errors = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    errors.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+def _report_broken_cards() -> int:
+    """Print the cards that failed to load; return how many."""
+    for error in catalog_errors():
+        errors.print(f"[red]card not loaded:[/red] {error}", markup=False)
+    return len(catalog_errors())
 
 
 def _version(value: bool) -> None:
@@ -53,8 +76,7 @@ def _cards(ids: list[str] | None) -> list[EnvCard]:
     try:
         return [get_card(i) for i in ids]
     except UnknownEnvError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        raise _fail(str(exc)) from None
 
 
 def _score(card: EnvCard, kind: str) -> str:
@@ -71,12 +93,15 @@ def list_envs(
     tag: Annotated[str | None, typer.Option(help="Only cards with this tag.")] = None,
 ) -> None:
     """Table of the catalog: id, family, API, metric and reference scores."""
-    cards = select_cards(family, suite, tag)
-    table = Table(title=f"rlbench-suite catalog ({len(cards)} environments)")
+    _check_filter("family", family, list(get_args(Family)))
+    _check_filter("suite", suite, sorted({s for c in cards().values() for s in c.suites}))
+    _check_filter("tag", tag, sorted({t for c in cards().values() for t in c.tags}))
+    selected = select_cards(family, suite, tag)
+    table = Table(title=f"rlbench-suite catalog ({len(selected)} environments)")
     table.add_column("id", no_wrap=True)
     for column in ("family", "API", "metric", "random", "expert", "suites"):
         table.add_column(column, overflow="fold")
-    for card in cards:
+    for card in selected:
         table.add_row(
             card.id,
             card.family,
@@ -87,8 +112,16 @@ def list_envs(
             ", ".join(card.suites),
         )
     console.print(table)
-    if not cards:
+    if _report_broken_cards() or not selected:
         raise typer.Exit(1)
+
+
+def _check_filter(name: str, value: str | None, known: list[str]) -> None:
+    if value is None or value in known:
+        return
+    close = closest_ids(value, known)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise _fail(f"unknown {name} {value!r}.{hint} Accepted: {', '.join(known)}")
 
 
 def describe_space(space: Any) -> str:
@@ -103,10 +136,11 @@ def describe_space(space: Any) -> str:
 
 
 def _sample_step(card: EnvCard) -> dict[str, Any]:
-    from rlbench_suite.policies import RandomPolicy
-    from rlbench_suite.registry import make_scored_env
+    import gymnasium as gym
 
-    env = make_scored_env(card.id)
+    from rlbench_suite.policies import RandomPolicy
+
+    env = gym.make(card.id)
     try:
         obs, info = env.reset(seed=0)
         action = RandomPolicy(env.action_space, seed=0).act(obs, info)
@@ -119,7 +153,7 @@ def _sample_step(card: EnvCard) -> dict[str, Any]:
             "terminated": terminated,
             "truncated": truncated,
             "info keys": sorted(info),
-            "wrappers": [w.name for w in env.spec.additional_wrappers] if env.spec else [],
+            "wrapper stack": [w.name for w in env.spec.additional_wrappers] if env.spec else [],
         }
     finally:
         env.close()
@@ -136,24 +170,18 @@ def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPol
         table.add_row(key, str(value))
     for kind in ("random", "expert"):
         ref = getattr(card.reference, kind)
-        table.add_row(
-            f"reference.{kind}",
-            "-"
-            if ref is None
-            else (
-                f"{ref.value:.6g} ± {ref.std:.3g} ({ref.policy}, {ref.episodes} episodes, seeds "
-                f"{ref.seeds[0]}..{ref.seeds[-1]}, suite {ref.suite_version}, {ref.measured})"
-            ),
-        )
+        how = "" if ref is None else (
+            f" ({ref.policy}, {ref.episodes} episodes, seeds {ref.seeds[0]}..{ref.seeds[-1]}, "
+            f"suite {ref.suite_version}, {ref.measured})"
+        )  # fmt: skip
+        table.add_row(f"reference.{kind}", _score(card, kind) + how)
     table.add_row("card file", str(card_paths()[card.id]))
     try:
         for key, value in _sample_step(card).items():
             table.add_row(key, str(value))
     except ImportError as exc:
-        table.add_row(
-            "sample step",
-            f"[red]cannot create: {exc}[/red] (pip install 'rlbench-suite[{card.extra}]')",
-        )
+        install = f" (pip install 'rlbench-suite[{card.extra}]')" if card.extra else ""
+        table.add_row("sample step", f"[red]cannot create: {exc}[/red]{install}")
     console.print(table)
 
 
@@ -162,18 +190,18 @@ def check(
     env_ids: Annotated[
         list[str] | None, typer.Argument(help="Ids to check (default: all).")
     ] = None,
-    steps: Annotated[int, typer.Option(help="Steps of the determinism check.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the determinism check.")] = 0,
+    steps: Annotated[int, typer.Option(min=1, help="Steps of the determinism check.")] = 1000,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the determinism check.")] = 0,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show warnings.")] = False,
 ) -> None:
     """API checks (check_env or api_test + parallel_api_test) and a same-seed determinism check."""
     from rlbench_suite.checks import check_card
 
-    cards = _cards(env_ids)
+    selected = _cards(env_ids)
     results = []
     with _progress() as progress:
-        task = progress.add_task("checking", total=len(cards))
-        for card in cards:
+        task = progress.add_task("checking", total=len(selected))
+        for card in selected:
             progress.update(task, description=f"checking {card.id}")
             results.append(check_card(card, seed=seed, steps=steps))
             progress.advance(task)
@@ -196,8 +224,9 @@ def check(
         if verbose:
             for note in result.notes:
                 console.print(f"[yellow]{result.env_id}[/yellow] {note}")
-    failed = sum(not r.ok for r in results)
-    console.print(f"{len(results) - failed} passed, {failed} failed")
+    passed = sum(r.ok for r in results)
+    failed = len(results) - passed + (0 if env_ids else _report_broken_cards())
+    console.print(f"{passed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)
 
@@ -206,7 +235,7 @@ def check(
 def refscores(
     env_ids: Annotated[list[str] | None, typer.Argument(help="Ids (default: all).")] = None,
     episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment.")] = 100,
-    first_seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 10_000,
+    first_seed: Annotated[int, typer.Option(min=0, help="Seed of the first episode.")] = 10_000,
     write: Annotated[bool, typer.Option(help="Write the scores onto the cards.")] = False,
     missing: Annotated[
         bool, typer.Option(help="Skip cards that already have a random score.")
@@ -219,14 +248,14 @@ def refscores(
     """
     from rlbench_suite.refscores import measure, write_reference
 
-    cards = [c for c in _cards(env_ids) if not (missing and c.reference.random is not None)]
+    selected = [c for c in _cards(env_ids) if not (missing and c.reference.random is not None)]
     table = Table(title=f"random-policy reference scores ({episodes} episodes)")
     table.add_column("id", no_wrap=True)
     for column in ("metric", "value", "std", "seeds", "written"):
         table.add_column(column)
     with _progress() as progress:
-        overall = progress.add_task("environments", total=len(cards))
-        for card in cards:
+        overall = progress.add_task("environments", total=len(selected))
+        for card in selected:
             task = progress.add_task(card.id, total=episodes)
             score = measure(
                 card,
@@ -285,11 +314,12 @@ def doctor() -> None:
         "ray",
     ):
         table.add_row(dist, _version_of(dist))
-    table.add_row("cards", str(len(rlbench_suite.catalog())))
+    table.add_row("cards", f"{len(cards())} loaded, {len(catalog_errors())} failed to load")
     table.add_row("MuJoCo GL backend", _mujoco_gl())
     table.add_row("PyBullet", _pybullet())
     table.add_row("torch threads", _torch_threads())
     console.print(table)
+    _report_broken_cards()
 
 
 def _mujoco_gl() -> str:

@@ -7,6 +7,7 @@ The evaluation harness adds adapters for SB3 models and ONNX files.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,18 +61,37 @@ class CallablePolicy:
 
 
 def as_policy(obj: Policy | Callable[..., Any]) -> Policy:
-    """Return ``obj`` if it already is a :class:`Policy`, else wrap a callable."""
+    """Return ``obj`` if it already is a :class:`Policy`, else wrap a callable.
+
+    A callable taking one positional argument gets ``fn(observation)``; one taking two (or
+    ``*args``) gets ``fn(observation, info)``.
+    """
     if isinstance(obj, Policy):
         return obj
     if callable(obj):
-        return CallablePolicy(obj)
+        return CallablePolicy(obj, takes_info=_positional_arity(obj) != 1)
     raise TypeError(
         f"expected a Policy (reset(seed), act(observation, info)) or a callable, got {type(obj)!r}"
     )
 
 
-def masked_argmax(values: np.ndarray, mask: np.ndarray | None) -> int:
-    """Index of the largest value among the legal actions (all actions if ``mask`` is None)."""
-    if mask is None:
-        return int(np.argmax(values))
-    return int(np.argmax(np.where(mask.astype(bool), values, -np.inf)))
+def _positional_arity(fn: Callable[..., Any]) -> int | None:
+    """How many positional arguments ``fn`` takes (None if unbounded or unknown)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return None
+    return sum(p.kind in kinds for p in parameters)
+
+
+def policy_seed(seed: int) -> int:
+    """A seed for a policy's random stream, independent of an environment seeded with ``seed``.
+
+    Gymnasium seeds an environment's ``np_random`` and a space's RNG the same way, so seeding
+    both with one integer gives two identical streams: a "random" policy would then be a
+    function of the environment's own randomness.
+    """
+    return int(np.random.SeedSequence([seed, 0x5EED]).generate_state(1)[0])

@@ -6,34 +6,37 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import tomlkit
 
 from rlbench_suite import __version__
 from rlbench_suite.catalog import EnvCard, RefScore, load_card
-from rlbench_suite.policies import Policy, RandomPolicy
-from rlbench_suite.registry import make_scored_env
+from rlbench_suite.policies import Policy, RandomPolicy, policy_seed
+from rlbench_suite.wrappers.stats import STATS_KEY
 
 
 def play_episodes(
     card: EnvCard, policy: Policy | None, seeds: list[int], on_episode: Any = None
 ) -> list[dict[str, Any]]:
-    """Play one episode per seed (``reset(seed=s)``, ``policy.reset(s)``); return their stats.
+    """Play one episode per seed; return their statistics.
 
-    ``policy=None`` plays uniformly random (masked) actions. Each returned dict is the
-    ``info["episode"]`` of :class:`~rlbench_suite.wrappers.EpisodeStatistics`.
+    Episode ``i`` is ``env.reset(seed=s)`` with ``policy.reset(policy_seed(s))``, so the
+    policy's random stream is independent of the environment's. ``policy=None`` plays
+    uniformly random actions (masked to the legal ones). Each returned dict is the
+    ``info["rlbench_episode"]`` of :class:`~rlbench_suite.wrappers.EpisodeStatistics`.
     """
-    env = make_scored_env(card.id)
+    env = gym.make(card.id)
     policy = policy if policy is not None else RandomPolicy(env.action_space)
     stats = []
     try:
         for seed in seeds:
             obs, info = env.reset(seed=seed)
-            policy.reset(seed)
+            policy.reset(policy_seed(seed))
             while True:
                 obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
                 if terminated or truncated:
-                    stats.append(info["episode"])
+                    stats.append(info[STATS_KEY])
                     break
             if on_episode is not None:
                 on_episode()
@@ -71,7 +74,7 @@ def measure(
         episodes=episodes,
         seeds=seeds,
         suite_version=__version__,
-        measured=dt.date.today().isoformat(),
+        measured=dt.date.today(),
         command=(
             f"rlbench refscores {card.id} --episodes {episodes} --first-seed {first_seed}"
             if policy is None

@@ -1,55 +1,57 @@
-"""Registers every card: single-agent ids with Gymnasium, multi-agent ids with PettingZoo.
+"""Registers every card: with Gymnasium, and multi-agent cards with PettingZoo too.
 
 Registration is lazy: only ids, entry-point strings and wrapper specs are recorded, so
-``import rlbench_suite`` imports no simulator. Each single-agent id gets the standardized
-stack as ``additional_wrappers`` (episode statistics first, then the card's wrappers), so
-``gym.make(id)`` builds it and ``gym.make(env.spec)`` rebuilds it.
+``import rlbench_suite`` imports no simulator. Every id gets the standardized stack as
+``additional_wrappers`` (episode statistics first, then the card's wrappers), so
+``gym.make(id)`` builds it and ``gym.make(env.spec)`` rebuilds it. A multi-agent id is
+registered three ways: with PettingZoo's registry (``pettingzoo.make("aec"|"parallel", id)``),
+through :func:`make_multiagent`, and with Gymnasium as the single-agent view of the card's
+``agent`` playing against opponents (random unless ``opponents=`` is given).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import warnings
 from typing import Any, Literal
 
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec
 
-from rlbench_suite.catalog import EnvCard, catalog, get_card
-from rlbench_suite.wrappers import WRAPPERS, EpisodeStatistics
+from rlbench_suite.catalog import EnvCard, cards, catalog_errors, get_card
+from rlbench_suite.wrappers import EpisodeStatistics, wrapper_entry_point
+from rlbench_suite.wrappers.stats import METRICS
 
 MultiAgentApi = Literal["parallel", "aec"]
+AGENT_VIEW_ENTRY_POINT = "rlbench_suite.registry:make_agent_view"
 
 
 def wrapper_specs(card: EnvCard) -> tuple[WrapperSpec, ...]:
     """The standardized wrapper stack of ``card``, innermost first."""
-    refs = card.reference
     stats_kwargs = {
         "success": card.success.model_dump() if card.success else None,
-        "random_score": refs.random.value if refs.random else None,
-        "expert_score": refs.expert.value if refs.expert else None,
+        "metric": card.primary_metric if card.primary_metric in METRICS else "return",
+        "scores_from": card.id,
+        "random_score": None,
+        "expert_score": None,
     }
-    specs = [
-        WrapperSpec(
-            EpisodeStatistics.wrapper_name, WRAPPERS[EpisodeStatistics.wrapper_name], stats_kwargs
-        )
-    ]
-    specs += [WrapperSpec(ref.name, WRAPPERS[ref.name], dict(ref.kwargs)) for ref in card.wrappers]
-    return tuple(specs)
+    refs = [(EpisodeStatistics.wrapper_name, stats_kwargs)]
+    refs += [(ref.name, dict(ref.kwargs)) for ref in card.wrappers]
+    return tuple(WrapperSpec(name, wrapper_entry_point(name), kwargs) for name, kwargs in refs)
 
 
 def register_card(card: EnvCard) -> None:
-    """Register one card with Gymnasium (single-agent) or PettingZoo (multi-agent)."""
+    """Register one card with Gymnasium, and with PettingZoo if it is multi-agent."""
     if card.is_multiagent:
         _register_pettingzoo(card)
-        return
     gym.register(
         id=card.id,
-        entry_point=card.entry_point,
+        entry_point=AGENT_VIEW_ENTRY_POINT if card.is_multiagent else card.entry_point,
         vector_entry_point=card.vector_entry_point,
         max_episode_steps=card.max_episode_steps,
         reward_threshold=card.reward_threshold,
-        kwargs=dict(card.kwargs),
+        kwargs={"env_id": card.id} if card.is_multiagent else dict(card.kwargs),
         additional_wrappers=wrapper_specs(card),
     )
 
@@ -57,27 +59,38 @@ def register_card(card: EnvCard) -> None:
 def _register_pettingzoo(card: EnvCard) -> None:
     try:
         import pettingzoo
-    except ImportError:  # the multiagent extra is not installed: make_multiagent still explains
+    except ImportError:  # the multiagent extra is not installed: make_multiagent explains
         return
     if not hasattr(pettingzoo, "register"):  # PettingZoo < 1.27 has no registry
         return
-    for api in ("aec", "parallel"):
-        if api in _supported_apis(card):
-            entry_point = functools.partial(make_multiagent, card.id, api)
-            pettingzoo.register(api, card.id, entry_point=entry_point)
+    for api in ("aec", "parallel"):  # both, so a turn-based game explains itself
+        pettingzoo.register(
+            api, card.id, entry_point=functools.partial(make_multiagent, card.id, api)
+        )
 
 
-def _supported_apis(card: EnvCard) -> tuple[str, ...]:
+def supported_apis(card: EnvCard) -> tuple[MultiAgentApi, ...]:
+    """The PettingZoo APIs ``card`` can be made with."""
     return ("aec", "parallel") if card.api == "pettingzoo-parallel" else ("aec",)
 
 
 @functools.cache
 def register_all() -> int:
-    """Register every card in the catalog (idempotent); returns how many."""
-    cards = catalog()
-    for card in cards.values():
+    """Register every card in the catalog (idempotent); returns how many.
+
+    Cards that fail to load are left out with a :class:`CatalogWarning` naming the file and
+    field (and listed by :func:`~rlbench_suite.catalog.catalog_errors`).
+    """
+    catalog = cards()
+    for card in catalog.values():
         register_card(card)
-    return len(cards)
+    for error in catalog_errors():
+        warnings.warn(str(error), CatalogWarning, stacklevel=2)
+    return len(catalog)
+
+
+class CatalogWarning(UserWarning):
+    """A card of the suite failed to load and was left out."""
 
 
 def load_entry_point(entry_point: str) -> Any:
@@ -89,18 +102,27 @@ def load_entry_point(entry_point: str) -> Any:
     return obj
 
 
-def make_multiagent(env_id: str, api: MultiAgentApi = "parallel", **kwargs: Any) -> Any:
-    """Create a multi-agent id as a PettingZoo ``ParallelEnv`` (``api="parallel"``) or ``AECEnv``.
+def make_multiagent(env_id: str, api: MultiAgentApi | None = None, **kwargs: Any) -> Any:
+    """Create a multi-agent id as a PettingZoo ``AECEnv`` or ``ParallelEnv``.
 
-    Natively parallel games are converted to AEC with ``parallel_to_aec``; turn-based
-    (AEC-only) games refuse ``api="parallel"`` with a clear error.
+    ``api=None`` gives the game's native API. Natively parallel games convert to AEC with
+    ``parallel_to_aec``; turn-based (AEC-only) games refuse ``api="parallel"`` clearly.
+    The card's ``wrappers`` and ``max_episode_steps`` apply to the Gymnasium view
+    (``gym.make(id)``), not to these PettingZoo environments.
     """
-    if api not in ("parallel", "aec"):
-        raise ValueError(f"api must be 'parallel' or 'aec', got {api!r}")
+    if api not in (None, "parallel", "aec"):
+        raise ValueError(f"api must be 'parallel', 'aec' or None (native), got {api!r}")
     card = get_card(env_id)
     if not card.is_multiagent:
         raise ValueError(
             f"{card.id} is a single-agent environment; create it with gym.make({card.id!r})"
+        )
+    native = card.api.removeprefix("pettingzoo-")
+    api = api or native  # type: ignore[assignment]
+    if api not in supported_apis(card):
+        raise ValueError(
+            f"{card.id} is turn-based and has only the AEC API; use api='aec', or "
+            f"gym.make({card.id!r}) to play it as its agent {card.agent!r} against opponents"
         )
     try:
         creator = load_entry_point(card.entry_point)
@@ -110,35 +132,27 @@ def make_multiagent(env_id: str, api: MultiAgentApi = "parallel", **kwargs: Any)
             f"{card.id} needs {exc.name!r}: pip install 'rlbench-suite[{extra}]'"
         ) from exc
     env = creator(**(dict(card.kwargs) | kwargs))
-    native = card.api.removeprefix("pettingzoo-")
     if api == native:
         return env
-    from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
+    from pettingzoo.utils.conversions import parallel_to_aec
 
-    if api == "aec":
-        return parallel_to_aec(env)
-    if api not in _supported_apis(card):
-        raise ValueError(
-            f"{card.id} is turn-based and has only the AEC API; use api='aec', or "
-            "rlbench_suite.wrappers.MultiAgentToSingleAgent to play it as a single agent"
-        )
-    return aec_to_parallel(env)
+    return parallel_to_aec(env)
 
 
-def make_scored_env(env_id: str, opponents: Any = None, **kwargs: Any) -> gym.Env:
-    """A single-agent Gymnasium env for any id, with the card's episode statistics.
-
-    Single-agent ids are ``gym.make(id)``. Multi-agent ids are played as the card's ``agent``
-    against ``opponents`` (default: seeded random policies) via ``MultiAgentToSingleAgent``,
-    then wrapped in the card's :class:`EpisodeStatistics`.
-    """
-    card = get_card(env_id)
-    if not card.is_multiagent:
-        return gym.make(card.id, **kwargs)
+def make_agent_view(
+    env_id: str,
+    agent: str | None = None,
+    opponents: Any = None,
+    on_illegal: Literal["env", "raise"] = "env",
+    **kwargs: Any,
+) -> gym.Env:
+    """The Gymnasium entry point of a multi-agent id: ``agent`` (default: the card's) against
+    ``opponents`` (see :class:`~rlbench_suite.wrappers.MultiAgentToSingleAgent`); other
+    keyword arguments go to the game."""
     from rlbench_suite.wrappers.multiagent import MultiAgentToSingleAgent
 
-    env = MultiAgentToSingleAgent(
-        make_multiagent(card.id, "aec", **kwargs), agent=card.agent, opponents=opponents
+    card = get_card(env_id)
+    game = make_multiagent(card.id, "aec", **kwargs)
+    return MultiAgentToSingleAgent(
+        game, agent=agent or card.agent, opponents=opponents, on_illegal=on_illegal
     )
-    stats = wrapper_specs(card)[0]
-    return EpisodeStatistics(env, **stats.kwargs)

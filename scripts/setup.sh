@@ -15,7 +15,9 @@ pip_install() {
   .venv/bin/python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 }
 pip_install --upgrade pip
-# torch first, pinned to the CPU wheel: an unpinned torch pulls a multi-GB CUDA build.
-pip_install "torch==2.13.0"
+# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build. The project's machines
+# carry the CPU wheel of 2.13.0 locally; elsewhere set TORCH_INDEX_URL, e.g.
+# https://download.pytorch.org/whl/cpu, to get the CPU build.
+pip_install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
 pip_install -e ".[${EXTRAS}]"
 echo "== installed: $(.venv/bin/rlbench --version)"

@@ -11,7 +11,7 @@ from rlbench_suite.catalog import (
     CardError,
     EnvCard,
     UnknownEnvError,
-    catalog,
+    cards,
     get_card,
     load_card,
     load_cards,
@@ -35,9 +35,9 @@ def write(tmp_path: Path, text: str, name: str = "card.toml") -> Path:
 
 
 def test_suite_catalog_is_large_and_varied():
-    cards = catalog()
-    assert len(cards) >= 30
-    families = {c.family for c in cards.values()}
+    catalog = cards()
+    assert len(catalog) >= 30
+    families = {c.family for c in catalog.values()}
     assert len(families) >= 3
     assert {c.id for c in select_cards(suite="mujoco-v5")} >= {
         f"rlbench/{n}-v5"
@@ -60,7 +60,7 @@ def test_suite_catalog_is_large_and_varied():
 
 
 def test_every_card_has_a_measured_random_score():
-    for card in catalog().values():
+    for card in cards().values():
         ref = card.reference.random
         assert ref is not None, card.id
         assert ref.policy == "random"
@@ -167,11 +167,49 @@ def test_id_forms_accepted():
 
 def test_normalized_score_scale():
     card = get_card("rlbench/CartPole-v1")
-    assert math.isnan(card.normalized_score(100.0)) or card.reference.expert is not None
     data = card.model_dump()
+    data["reference"]["expert"] = None
+    assert math.isnan(EnvCard.model_validate(data).normalized_score(100.0))
     data["reference"]["expert"] = {**data["reference"]["random"], "value": 500.0, "policy": "x"}
     full = EnvCard.model_validate(data)
     random = full.reference.random.value
     assert full.normalized_score(random) == pytest.approx(0.0)
     assert full.normalized_score(500.0) == pytest.approx(100.0)
     assert full.normalized_score((random + 500.0) / 2) == pytest.approx(50.0)
+
+
+REF = """
+[reference.random]
+value = 1.0
+policy = "random"
+episodes = 2
+seeds = [1, 2]
+suite_version = "0.1.0"
+measured = 2026-11-22
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (GOOD + REF.replace("episodes = 2", "episodes = 7"), "7 episodes but 2 seeds"),
+        (GOOD + REF.replace("2026-11-22", '"yesterday"'), "field 'reference.random.measured'"),
+        (GOOD + '[success]\nkind = "return_at_least"\n', "needs a 'threshold'"),
+        (GOOD.replace('"return"', '"success_rate"'), "needs a [success] rule"),
+        (GOOD + 'agent = "player_0"\n', "'agent' is only for multi-agent cards"),
+        (GOOD.replace('"gymnasium"', '"pettingzoo-aec"'), "needs 'agent'"),
+        (
+            GOOD + '[[wrappers]]\nname = "rlbench/EpisodeStatistics-v0"\ncolour = 1\n',
+            "accepted fields here: name, kwargs (in TOML, keys written after a [table] header",
+        ),
+    ],
+)
+def test_inconsistent_cards_are_refused(tmp_path, text, expected):
+    with pytest.raises(CardError) as info:
+        load_card(write(tmp_path, text))
+    assert expected in str(info.value)
+
+
+def test_reference_date_is_a_date(tmp_path):
+    card = load_card(write(tmp_path, GOOD + REF))
+    assert card.reference.random.measured.isoformat() == "2026-11-22"

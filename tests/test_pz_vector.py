@@ -17,7 +17,7 @@ with warnings.catch_warnings():  # PettingZoo 1.27 deprecates importing game mod
     from pettingzoo.classic import rps_v2
 
 from rlbench_suite.wrappers.pz_vector import ParallelEnvToVectorEnv
-from tests.conftest import learn_ppo
+from rlbench_suite.wrappers.stats import STATS_KEY as EP
 
 NEXT, SAME, DISABLED = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED
 AGENTS = ["a", "b", "c"]
@@ -131,15 +131,15 @@ def test_rps_spaces():
 def _check_black_death_common(steps):
     (_, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2), (_, r3, te3, tr3, i3) = steps
     assert r1.tolist() == [2, 1, 1] and te1.tolist() == [True, False, False] and not tr1.any()
-    assert i1["episode"]["l"].tolist() == [1, 0, 0] and i1["_episode"].tolist() == [1, 0, 0]
-    assert i1["episode"]["r"].tolist() == [2, 0, 0]
+    assert i1[EP]["l"].tolist() == [1, 0, 0] and i1[f"_{EP}"].tolist() == [1, 0, 0]
+    assert i1[EP]["r"].tolist() == [2, 0, 0] and "episode" not in i1  # left to Gymnasium
     # a is gone: zero obs, reward 0, no flags, inactive; its action is ignored
     assert o2[0].tolist() == [0, 0, 0] and r2.tolist() == [0, 1, 1]
     assert te2.tolist() == [False] * 3 and tr2.tolist() == [False, True, False]
     assert not i2["active"][0] and i2["active"][2]
-    assert i2["episode"]["l"].tolist() == [0, 2, 0]
+    assert i2[EP]["l"].tolist() == [0, 2, 0]
     assert r3.tolist() == [0, 0, 1] and te3.tolist() == [False, False, True] and not tr3.any()
-    assert i3["episode"]["l"].tolist() == [0, 0, 3] and i3["episode"]["r"].tolist() == [0, 0, 3]
+    assert i3[EP]["l"].tolist() == [0, 0, 3] and i3[EP]["r"].tolist() == [0, 0, 3]
 
 
 def test_black_death_next_step():
@@ -154,9 +154,9 @@ def test_black_death_next_step():
     obs, rewards, term, trunc, info = vec.step(ACTIONS)  # the autoreset step
     assert obs[:, :2].tolist() == [[0, 0], [0, 1], [0, 2]]
     assert not rewards.any() and not term.any() and not trunc.any()
-    assert info["active"].all() and info["t"].tolist() == [0, 0, 0] and "episode" not in info
+    assert info["active"].all() and info["t"].tolist() == [0, 0, 0] and EP not in info
     _, _, term, _, info = vec.step(ACTIONS)
-    assert term.tolist() == [True, False, False] and info["episode"]["l"][0] == 1
+    assert term.tolist() == [True, False, False] and info[EP]["l"][0] == 1
 
 
 def test_black_death_same_step():
@@ -213,8 +213,8 @@ def test_rps_modes(mode):
         obs, rewards, term, trunc, info = vec.step(moves)
         assert rewards.tolist() == [-1, 1, 0, 0] and not term.any()
         assert trunc.tolist() == [t == 2] * 4
-    assert info["episode"]["l"].tolist() == [3] * 4
-    assert info["episode"]["r"].tolist() == [-3, 3, 0, 0]
+    assert info[EP]["l"].tolist() == [3] * 4
+    assert info[EP]["r"].tolist() == [-3, 3, 0, 0]
     if mode == SAME:
         assert obs.tolist() == [3] * 4  # the reset observation ("no move yet")
         assert [int(o) for o in info["final_obs"]] == [1, 0, 2, 2]  # the opponent's last move
@@ -232,7 +232,7 @@ def test_rps_modes(mode):
         obs, _ = vec.reset(options={"reset_mask": vec.ended_slots})
     else:
         obs, rewards, term, trunc, info = vec.step(moves)
-        assert not rewards.any() and not trunc.any() and "episode" not in info
+        assert not rewards.any() and not trunc.any() and EP not in info
     assert obs.tolist() == [3] * 4
     obs, rewards, _, trunc, _ = vec.step(moves)
     assert obs.tolist() == [1, 0, 2, 2] and rewards.tolist() == [-1, 1, 0, 0]
@@ -261,55 +261,16 @@ def test_sub_env_i_is_seeded_with_seed_plus_i():
     obs5, _ = staggered(NEXT, 2).reset(seed=5)
     obs4, _ = staggered(NEXT, 2).reset(seed=4)
     assert obs5[0, 2] == obs4[3, 2] and obs5[0, 2] != obs5[3, 2]
-    obs, _ = staggered(NEXT, 2).reset(seed=[4, 5])
+
+
+def test_seed_list_has_one_seed_per_slot():
+    obs4, _ = staggered(NEXT, 2).reset(seed=4)
+    obs5, _ = staggered(NEXT, 2).reset(seed=5)
+    obs, _ = staggered(NEXT, 2).reset(seed=[4, 4, 4, 5, 5, 5])
     assert obs.tolist() == [*obs4[:3].tolist(), *obs5[:3].tolist()]
-
-
-# -- Stable-Baselines3 ------------------------------------------------------------------------
-
-
-def test_sb3_adapter_refuses_next_step():
-    pytest.importorskip("stable_baselines3")
-    from rlbench_suite.wrappers.sb3 import VectorEnvToSB3, pettingzoo_to_sb3
-
-    with pytest.raises(ValueError, match=r"autoreset_mode=AutoresetMode.SAME_STEP"):
-        VectorEnvToSB3(rps(NEXT))
-    with pytest.raises(ValueError, match="SAME_STEP"):
-        VectorEnvToSB3(rps(DISABLED))
-    assert pettingzoo_to_sb3(lambda: rps_v2.parallel_env(), num_envs=2).num_envs == 4
-
-
-def test_sb3_adapter_infos():
-    pytest.importorskip("stable_baselines3")
-    from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
-
-    env = VectorEnvToSB3(staggered(SAME))
-    env.seed(0)
-    obs = env.reset()
-    assert obs.shape == (3, 3) and env.reset_infos[0]["t"] == 0
-    _, rewards, dones, infos = env.step(ACTIONS)
-    assert dones.tolist() == [True, False, False] and rewards.dtype == np.float32
-    assert infos[0]["terminal_observation"][:2].tolist() == [1, 0]
-    assert infos[0]["episode"] == {"r": 2.0, "l": 1} and "episode" not in infos[1]
-    assert infos[0]["TimeLimit.truncated"] is False
-    _, _, dones, infos = env.step(ACTIONS)
-    assert dones.tolist() == [False, True, False] and infos[1]["TimeLimit.truncated"] is True
-    assert env.get_attr("possible_agents", indices=[2]) == [AGENTS]
-    assert env.env_method("action_space", "a") == [spaces.Discrete(3)] * 3
-    assert env.env_is_wrapped(Staggered) == [True] * 3
-    env.set_attr("flag", 1, indices=[0])
-    assert env.get_attr("flag") == [1, 1, 1]  # the three slots share one sub-env
-    env.close()
-
-
-@pytest.mark.slow
-def test_sb3_ppo_learns_on_rps():
-    max_cycles = 10
-    venv = ParallelEnvToVectorEnv(
-        lambda: rps_v2.parallel_env(max_cycles=max_cycles), 2, autoreset_mode=SAME
-    )
-    model = learn_ppo(venv, 2000)
-    assert model.num_timesteps >= 2000
-    assert len(model.ep_info_buffer) > 0
-    assert {ep["l"] for ep in model.ep_info_buffer} == {max_cycles}
-    model.env.close()
+    obs, _ = staggered(NEXT, 2).reset(seed=np.array([5, 5, 5, None, None, None]))
+    assert obs[:3].tolist() == obs5[:3].tolist()
+    with pytest.raises(ValueError, match=r"one seed per slot \(6 slots: 2 sub-env.*got 2"):
+        staggered(NEXT, 2).reset(seed=[4, 5])
+    with pytest.raises(ValueError, match=r"slots \[3, 4, 5\] share sub-environment 1.*\[5, 6, 5\]"):
+        staggered(NEXT, 2).reset(seed=[4, 4, 4, 5, 6, 5])

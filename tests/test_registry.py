@@ -9,12 +9,12 @@ import pytest
 
 import rlbench_suite
 from rlbench_suite import UnknownEnvError, make_multiagent
-from rlbench_suite.catalog import catalog
+from rlbench_suite.catalog import cards
 from tests.conftest import run_python
 
 
 def test_every_single_agent_card_is_a_gymnasium_spec():
-    for card in catalog().values():
+    for card in cards().values():
         if card.is_multiagent:
             continue
         spec = gym.spec(card.id)
@@ -66,6 +66,24 @@ def test_unknown_id_suggestions():
         make_multiagent("rlbench/ConectFour-v3", api="aec")
 
 
+def test_broken_card_is_left_out_with_a_warning(content_copy):
+    card = content_copy / "envs" / "classic" / "Pendulum-v1.toml"
+    card.write_text(card.read_text().replace("max_episode_steps = 200", "max_episode_steps = 0"))
+    proc = run_python(
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import rlbench_suite\n"
+        "print(len(rlbench_suite.cards()))\n"
+        "print([str(w.message).splitlines()[1] for w in caught])\n",
+        env={"RLBENCH_CONTENT_ROOT": str(content_copy)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    count, messages = proc.stdout.splitlines()
+    assert int(count) == len(cards()) - 1
+    assert "field 'max_episode_steps': Input should be greater than 0" in messages
+
+
 def test_pettingzoo_registry_and_make_multiagent():
     aec = pettingzoo.make("aec", "rlbench/ConnectFour-v3")
     assert isinstance(aec, pettingzoo.AECEnv)
@@ -84,7 +102,11 @@ def test_pettingzoo_registry_and_make_multiagent():
 def test_turn_based_game_refuses_parallel_api():
     with pytest.raises(ValueError, match="turn-based and has only the AEC API"):
         make_multiagent("rlbench/TicTacToe-v3", api="parallel")
-    with pytest.raises(ValueError, match="api must be 'parallel' or 'aec'"):
+    with pytest.raises(ValueError, match="turn-based and has only the AEC API"):
+        pettingzoo.make("parallel", "rlbench/TicTacToe-v3")
+    assert isinstance(make_multiagent("rlbench/TicTacToe-v3"), pettingzoo.AECEnv)  # native
+    assert isinstance(make_multiagent("rlbench/RockPaperScissors-v2"), pettingzoo.ParallelEnv)
+    with pytest.raises(ValueError, match="api must be 'parallel', 'aec' or None"):
         make_multiagent("rlbench/TicTacToe-v3", api="both")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="single-agent environment"):
         make_multiagent("rlbench/CartPole-v1")
@@ -92,3 +114,52 @@ def test_turn_based_game_refuses_parallel_api():
 
 def test_version_is_exposed():
     assert rlbench_suite.__version__.count(".") == 2
+
+
+def test_multiagent_id_is_a_gymnasium_agent_view():
+    env = gym.make("rlbench/TicTacToe-v3")
+    assert env.unwrapped.agent == "player_1"
+    assert env.observation_space.shape == (3, 3, 2)
+    _obs, info = env.reset(seed=4)
+    assert info["action_mask"].sum() == 9
+    rebuilt = gym.make(env.spec)
+    assert rebuilt.spec == env.spec
+    second = gym.make("rlbench/TicTacToe-v3", agent="player_2", opponents=lambda obs, info: 4)
+    _, info = second.reset(seed=0)
+    assert info["action_mask"][4] == 0  # the opponent took the centre first
+
+
+def test_gymnasium_record_episode_statistics_stacks_on_the_suite_stack():
+    env = gym.wrappers.RecordEpisodeStatistics(gym.make("rlbench/CartPole-v1"))
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    while True:
+        *_, terminated, truncated, info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            break
+    assert info["episode"]["r"] == info["rlbench_episode"]["r"]
+    assert info["episode"]["l"] == info["rlbench_episode"]["l"]
+
+
+def test_normalized_score_uses_the_primary_metric_of_win_rate_cards():
+    from rlbench_suite.wrappers import EpisodeStatistics
+
+    env = EpisodeStatistics(
+        gym.make("rlbench/TicTacToe-v3").unwrapped,
+        success={"kind": "return_at_least", "threshold": 1.0},
+        metric="win_rate", random_score=0.6, expert_score=1.0,
+    )  # fmt: skip
+    outcomes = set()
+    for seed in range(30):
+        _, info = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        while True:
+            action = env.action_space.sample(mask=info["action_mask"])
+            _obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        stats = info["rlbench_episode"]
+        expected = 100.0 if stats["r"] >= 1 else -150.0  # (1 - 0.6) / 0.4, (0 - 0.6) / 0.4
+        assert stats["normalized_score"] == pytest.approx(expected)
+        outcomes.add(expected)
+    assert outcomes == {100.0, -150.0}

@@ -58,7 +58,7 @@ def test_installed_wheel_finds_its_cards(wheel, tmp_path):
         "from rlbench_suite.resources import content_dir\n"
         "print(rlbench_suite.__file__)\n"
         "print(content_dir('envs'))\n"
-        "print(len(rlbench_suite.catalog()))\n"
+        "print(len(rlbench_suite.cards()))\n"
         "print(gym.make('rlbench/CartPole-v1').spec.id)\n",
         env={"PYTHONPATH": str(target)},
         cwd=tmp_path,

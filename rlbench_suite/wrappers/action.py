@@ -16,8 +16,10 @@ from rlbench_suite.wrappers.masks import split_masked_observation, unmasked_obse
 class RescaleActionToUnit(VersionedWrapper, gym.ActionWrapper):
     """Exposes a bounded ``Box`` action space as ``[-1, 1]`` and maps actions affinely back.
 
-    Actions outside ``[-1, 1]`` are clipped. If the environment's bounds already are
-    ``[-1, 1]`` the action passes through untouched (no per-step cost).
+    Actions outside ``[-1, 1]`` are clipped to it before mapping. If the environment's
+    bounds already are ``[-1, 1]`` the action passes through untouched, at no per-step cost,
+    and the environment treats out-of-range actions as it always does (MuJoCo clamps them
+    to its control range).
     """
 
     def __init__(self, env: gym.Env) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
 ACTION_MASK_KEY = "action_mask"
 
@@ -45,11 +46,55 @@ def unmasked_observation_space(space: gym.Space) -> gym.Space:
     return space
 
 
-def check_action_legal(action: Any, mask: np.ndarray | None) -> None:
-    """Raise ``ValueError`` naming the legal actions if a discrete ``action`` is masked out."""
-    if mask is None:
-        return
-    index = int(action)
-    if not (0 <= index < len(mask)) or not mask[index]:
-        legal = np.flatnonzero(mask).tolist()
+def scalar_discrete_observation(observation: Any, space: gym.Space) -> Any:
+    """A 0-d ``Discrete`` observation (PettingZoo returns 0-d arrays) as a numpy scalar."""
+    if isinstance(space, spaces.Discrete) and np.ndim(observation) == 0:
+        return space.dtype.type(observation)
+    return observation
+
+
+def coerce_action(action: Any, space: gym.Space) -> Any:
+    """``action`` in ``space``'s dtype where that is sensible, else unchanged.
+
+    Integer numpy scalars and 0-d arrays become scalars of a ``Discrete`` space's dtype;
+    numeric arrays (and lists) are cast to a ``Box`` space's dtype (same kind of number).
+    """
+    if isinstance(space, spaces.Discrete):
+        integer = isinstance(action, np.generic | np.ndarray) and action.dtype.kind in "biu"
+        if integer and np.ndim(action) == 0:
+            value, limits = int(action), np.iinfo(space.dtype)
+            if limits.min <= value <= limits.max:
+                return space.dtype.type(value)
+        return action
+    if isinstance(space, spaces.Box):
+        try:
+            array = np.asarray(action)
+        except (TypeError, ValueError):
+            return action
+        if array.dtype.kind in "biuf" and np.can_cast(array.dtype, space.dtype, "same_kind"):
+            return array.astype(space.dtype)
+    return action
+
+
+def validate_action(
+    action: Any, space: gym.Space, mask: np.ndarray | None = None, refuse_masked: bool = True
+) -> Any:
+    """``action`` coerced to ``space`` (:func:`coerce_action`); ``ValueError`` if it is not in
+    ``space`` or, for ``Discrete`` spaces with ``refuse_masked``, if ``mask`` marks it illegal.
+
+    The error names the action, the space and, with a mask, the legal actions.
+    """
+    coerced = coerce_action(action, space)
+    legal = None
+    if mask is not None and isinstance(space, spaces.Discrete):
+        legal = (np.flatnonzero(mask) + int(space.start)).tolist()
+    try:
+        valid = bool(space.contains(coerced))
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        hint = f"; legal actions: {legal}" if legal is not None else ""
+        raise ValueError(f"invalid action {action!r} for the action space {space}{hint}")
+    if refuse_masked and legal is not None and int(coerced) not in legal:
         raise ValueError(f"action {action!r} is illegal here; legal actions: {legal}")
+    return coerced

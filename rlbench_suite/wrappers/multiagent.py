@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
 
 from rlbench_suite.policies import Policy, RandomPolicy, as_policy
 from rlbench_suite.wrappers.masks import (
-    check_action_legal,
     get_action_mask,
+    scalar_discrete_observation,
     split_masked_observation,
     unmasked_observation_space,
+    validate_action,
 )
 
 Opponents = Mapping[Any, Policy | Callable[..., Any]] | Policy | Callable[..., Any] | None
@@ -48,12 +49,18 @@ class MultiAgentToSingleAgent(gym.Env):
         opponents: policies for the other agents: a dict ``agent -> Policy | callable``
             (agents left out play randomly), one policy (or callable) for all of them, or
             ``None`` for a seeded :class:`~rlbench_suite.policies.RandomPolicy` each.
+        on_illegal: what a masked-out (illegal) action of the controlled agent does:
+            ``"env"`` (default) plays it, so the game's own rule applies (PettingZoo's
+            classic games end the game and the mover loses, -1); ``"raise"`` refuses it
+            with a ``ValueError`` naming the legal actions. Actions outside the action
+            space are always refused with a ``ValueError``.
 
     Rewards are the controlled agent's rewards summed over all PettingZoo steps since its
     previous action (its own move and the opponents' replies), i.e. what ``last()`` reports
     as the cumulative reward in the AEC API. An episode ends when the controlled agent is
     terminated or truncated, even if the game is over on an opponent's turn; if the game
-    ends without flagging it, the episode is reported as truncated. Opponents moving first
+    ends without flagging it, the episode is reported as truncated; flagged both terminated
+    and truncated, it is reported as terminated only. Opponents moving first
     at reset play before :meth:`reset` returns. ``reset(seed=s)`` seeds the PettingZoo env
     with ``s`` and the k-th distinct opponent policy with ``s + 1 + k``; ``reset()`` without
     a seed continues their random streams, so one seed fixes a whole run of episodes.
@@ -61,7 +68,16 @@ class MultiAgentToSingleAgent(gym.Env):
 
     wrapper_name: ClassVar[str] = "rlbench/MultiAgentToSingleAgent-v0"
 
-    def __init__(self, env: Any, agent: Any = None, opponents: Opponents = None) -> None:
+    def __init__(
+        self,
+        env: Any,
+        agent: Any = None,
+        opponents: Opponents = None,
+        on_illegal: Literal["env", "raise"] = "env",
+    ) -> None:
+        if on_illegal not in ("env", "raise"):
+            raise ValueError(f"on_illegal must be 'env' or 'raise', got {on_illegal!r}")
+        self.on_illegal = on_illegal
         self.env = env
         self.is_parallel = _is_parallel(env)
         possible = list(env.possible_agents)
@@ -135,10 +151,17 @@ class MultiAgentToSingleAgent(gym.Env):
         return self._obs, self._info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Apply the controlled agent's action, then let the opponents move."""
+        """Apply the controlled agent's action, then let the opponents move.
+
+        Raises ``ValueError`` (naming the legal actions) for an action outside the action
+        space, and for a masked-out one with ``on_illegal="raise"``; numpy scalars and 0-d
+        arrays are accepted.
+        """
         if self._done:
             raise RuntimeError("step() called without a running episode; call reset() first")
-        check_action_legal(action, self._mask)
+        action = validate_action(
+            action, self.action_space, self._mask, refuse_masked=self.on_illegal == "raise"
+        )
         if self.is_parallel:
             return self._step_parallel(action)
         return self._step_aec(action)
@@ -205,9 +228,7 @@ class MultiAgentToSingleAgent(gym.Env):
 
     def _set_current(self, obs: Any, info: dict[str, Any]) -> None:
         obs, self._info = split_masked_observation(obs, dict(info))
-        if isinstance(self.observation_space, gym.spaces.Discrete) and np.ndim(obs) == 0:
-            obs = np.int64(obs)  # PettingZoo returns 0-d arrays for Discrete observations
-        self._obs = obs
+        self._obs = scalar_discrete_observation(obs, self.observation_space)
         self._mask = get_action_mask(self._obs, self._info)
 
     def _finish_step(
@@ -215,6 +236,9 @@ class MultiAgentToSingleAgent(gym.Env):
     ) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         reward, self._pending_reward = self._pending_reward, 0.0
         self._done = terminated or truncated
+        # a game that is over is a terminal state, even if the env also flags truncation
+        # (PettingZoo's TerminateIllegalWrapper sets both)
+        truncated = truncated and not terminated
         return self._obs, reward, terminated, truncated, dict(self._info)
 
     def render(self) -> Any:

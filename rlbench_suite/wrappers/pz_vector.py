@@ -24,9 +24,11 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 
 from rlbench_suite.wrappers.masks import (
     ACTION_MASK_KEY,
+    scalar_discrete_observation,
     split_masked_observation,
     unmasked_observation_space,
 )
+from rlbench_suite.wrappers.stats import STATS_KEY
 
 # (observation, reward, terminated, truncated, info) of one slot
 SlotStep = tuple[Any, float, bool, bool, dict[str, Any]]
@@ -76,8 +78,13 @@ class ParallelEnvToVectorEnv(VectorEnv):
     ``autoreset_mode`` then behaves as in ``SyncVectorEnv``, per sub-environment. In
     ``DISABLED`` mode reset ended sub-environments with
     ``reset(options={"reset_mask": vec.ended_slots})``. When a slot's episode ends,
-    ``info["episode"] = {"r", "l"}`` and ``info["_episode"]`` give its return and length.
-    ``reset(seed=s)`` seeds sub-environment ``i`` with ``s + i``.
+    ``info["rlbench_episode"] = {"r", "l"}`` (:data:`~rlbench_suite.wrappers.stats.STATS_KEY`,
+    presence in ``info["_rlbench_episode"]``) gives its return and length, leaving
+    ``"episode"`` to Gymnasium's ``RecordEpisodeStatistics``.
+
+    ``reset(seed=s)`` seeds sub-environment ``i`` with ``s + i``. As in Gymnasium, a list
+    holds one seed per slot (``num_envs`` entries); a sub-environment takes the seed of its
+    slots, which must agree (e.g. ``[s0, s0, s1, s1]`` for two agents).
     """
 
     wrapper_name: ClassVar[str] = "rlbench/ParallelEnvToVectorEnv-v0"
@@ -159,12 +166,23 @@ class ParallelEnvToVectorEnv(VectorEnv):
             return [None] * self.num_sub_envs
         if isinstance(seed, int | np.integer):
             return [int(seed) + i for i in range(self.num_sub_envs)]
-        if len(seed) != self.num_sub_envs:
+        seed = list(seed)
+        if len(seed) != self.num_envs:
             raise ValueError(
-                f"a list of seeds needs one seed per sub-environment ({self.num_sub_envs}), "
-                f"got {len(seed)}"
+                f"a list of seeds needs one seed per slot ({self.num_envs} slots: "
+                f"{self.num_sub_envs} sub-environments x {len(self.possible_agents)} agents), "
+                f"got {len(seed)}; or pass one int (sub-environment i gets seed + i)"
             )
-        return list(seed)
+        out = []
+        for i in range(self.num_sub_envs):
+            mine = [seed[s] for s in self._slots(i)]
+            if any(m != mine[0] for m in mine[1:]):
+                raise ValueError(
+                    f"slots {list(self._slots(i))} share sub-environment {i} and so one seed, "
+                    f"but got {mine}; repeat each sub-environment's seed for its slots"
+                )
+            out.append(None if mine[0] is None else int(mine[0]))
+        return out
 
     def _sub_envs_to_reset(self, mask: Any) -> np.ndarray:
         if mask is None:
@@ -232,11 +250,11 @@ class ParallelEnvToVectorEnv(VectorEnv):
                 infos = self._add_info(infos, info, s)
         if self._episode_end.any():
             end = self._episode_end
-            infos["episode"] = {
+            infos[STATS_KEY] = {
                 "r": np.where(end, self._episode_return, 0.0),
                 "l": np.where(end, self._episode_length, 0),
             }
-            infos["_episode"] = end
+            infos[f"_{STATS_KEY}"] = end
         return self._batch_obs(self._obs), rewards, terminated, truncated, self._finish_infos(infos)
 
     def _step_sub_env(self, i: int, slot_actions: list[Any]) -> list[SlotStep]:
@@ -268,7 +286,7 @@ class ParallelEnvToVectorEnv(VectorEnv):
         return results
 
     def _record(self, s: int, reward: float, ended: bool) -> None:
-        """Episode statistics of slot ``s``; an ending episode is reported in info["episode"]."""
+        """Episode statistics of slot ``s``; an ending episode is reported in info[STATS_KEY]."""
         self._returns[s] += reward
         self._lengths[s] += 1
         self._active[s] = not ended
@@ -309,9 +327,7 @@ class ParallelEnvToVectorEnv(VectorEnv):
 
     def _split(self, obs: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         obs, info = split_masked_observation(obs, dict(info))
-        if isinstance(self.single_observation_space, gym.spaces.Discrete) and np.ndim(obs) == 0:
-            obs = np.int64(obs)  # PettingZoo returns 0-d arrays for Discrete observations
-        return obs, info
+        return scalar_discrete_observation(obs, self.single_observation_space), info
 
     def _batch_obs(self, obs: list[Any]) -> Any:
         out = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
