@@ -151,6 +151,8 @@ class EnvCard(_Model):
             raise ValueError("a multi-agent card needs 'agent': the agent its scores are for")
         if not self.is_multiagent and self.agent is not None:
             raise ValueError("'agent' is only for multi-agent cards (api pettingzoo-*)")
+        if self.is_multiagent and self.vector_entry_point is not None:
+            raise ValueError("'vector_entry_point' is only for single-agent (gymnasium) cards")
         return self
 
     @property

@@ -25,6 +25,8 @@ from rlbench_suite.wrappers.stats import METRICS
 
 MultiAgentApi = Literal["parallel", "aec"]
 AGENT_VIEW_ENTRY_POINT = "rlbench_suite.registry:make_agent_view"
+WRAPPED_ENTRY_POINT = "rlbench_suite.registry:make_wrapped"
+WRAPPED_VECTOR_ENTRY_POINT = "rlbench_suite.registry:make_wrapped_vector"
 
 
 def wrapper_specs(card: EnvCard) -> tuple[WrapperSpec, ...]:
@@ -45,6 +47,9 @@ def register_card(card: EnvCard) -> None:
     """Register one card with Gymnasium, and with PettingZoo if it is multi-agent."""
     if card.is_multiagent:
         _register_pettingzoo(card)
+    if card.vector_entry_point is not None:
+        _register_with_vector_entry_point(card)
+        return
     gym.register(
         id=card.id,
         entry_point=AGENT_VIEW_ENTRY_POINT if card.is_multiagent else card.entry_point,
@@ -54,6 +59,62 @@ def register_card(card: EnvCard) -> None:
         kwargs={"env_id": card.id} if card.is_multiagent else dict(card.kwargs),
         additional_wrappers=wrapper_specs(card),
     )
+
+
+def _register_with_vector_entry_point(card: EnvCard) -> None:
+    """A card with a native vector env: the stacks come from the suite's own entry points.
+
+    Gymnasium's ``make_vec`` refuses its ``vector_entry_point`` mode when the spec has
+    ``additional_wrappers``, so such a card registers none: :func:`make_wrapped` returns the
+    single env already wrapped (``gym.make`` recognizes the pre-applied wrappers, and
+    ``gym.make(env.spec)`` rebuilds the same stack) and :func:`make_wrapped_vector` the
+    native vector env with the vector forms of the stack. The environment must truncate
+    itself at its ``max_episode_steps`` argument, so that the statistics see truncations.
+    """
+    gym.register(
+        id=card.id,
+        entry_point=WRAPPED_ENTRY_POINT,
+        vector_entry_point=WRAPPED_VECTOR_ENTRY_POINT,
+        max_episode_steps=card.max_episode_steps,
+        reward_threshold=card.reward_threshold,
+        kwargs={"env_id": card.id, **card.kwargs},
+    )
+
+
+def _with_time_limit(card: EnvCard, kwargs: dict[str, Any]) -> dict[str, Any]:
+    if card.max_episode_steps is None or "max_episode_steps" in kwargs:
+        return kwargs
+    return {**kwargs, "max_episode_steps": card.max_episode_steps}
+
+
+def make_wrapped(env_id: str, **kwargs: Any) -> gym.Env:
+    """The entry point of a card with a native vector env: its single env, already wrapped."""
+    from gymnasium.envs.registration import load_env_creator
+
+    card = get_card(env_id)
+    env = load_entry_point(card.entry_point)(**_with_time_limit(card, kwargs))
+    for spec in wrapper_specs(card):
+        env = load_env_creator(spec.entry_point)(env=env, **spec.kwargs)
+    return env
+
+
+def make_wrapped_vector(num_envs: int, env_id: str, **kwargs: Any) -> gym.vector.VectorEnv:
+    """The vector entry point of such a card: its native vector env with the vector stack."""
+    from rlbench_suite.wrappers.vector import VECTOR_FORMS, VectorEpisodeStatistics
+
+    card = get_card(env_id)
+    missing = [ref.name for ref in card.wrappers if ref.name not in VECTOR_FORMS]
+    if missing:
+        raise ValueError(
+            f"{card.id}: wrappers {missing} have no vector form (vector forms exist for "
+            f"{sorted(VECTOR_FORMS)}); use gym.make_vec(..., vectorization_mode='sync')"
+        )
+    creator = load_entry_point(card.vector_entry_point)
+    venv = creator(num_envs=num_envs, **_with_time_limit(card, kwargs))
+    venv = VectorEpisodeStatistics(venv, **wrapper_specs(card)[0].kwargs)
+    for ref in card.wrappers:
+        venv = VECTOR_FORMS[ref.name](venv, **ref.kwargs)
+    return venv
 
 
 def _register_pettingzoo(card: EnvCard) -> None:

@@ -1,7 +1,8 @@
 """The suite's standardized wrappers, each with a versioned name recorded in ``env.spec``.
 
 Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
-:class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`. Multi-agent:
+:class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for native vector environments,
+:class:`VectorEpisodeStatistics`. Multi-agent:
 :class:`MultiAgentToSingleAgent` (plays the other agents with given policies) and
 :class:`ParallelEnvToVectorEnv` (PettingZoo Parallel to a Gymnasium ``VectorEnv``, one slot
 per agent). ``rlbench_suite.wrappers.sb3.VectorEnvToSB3`` adapts a ``VectorEnv`` to SB3.
@@ -11,10 +12,12 @@ from rlbench_suite.wrappers.action import ActionMaskInInfo, RescaleActionToUnit
 from rlbench_suite.wrappers.base import WRAPPERS, register_wrapper, wrapper_entry_point
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
 from rlbench_suite.wrappers.observation import FlattenDictObservation
-from rlbench_suite.wrappers.stats import EpisodeStatistics
+from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
+from rlbench_suite.wrappers.vector import VectorEpisodeStatistics
 
 __all__ = [
     "ACTION_MASK_KEY",
+    "STATS_KEY",
     "WRAPPERS",
     "ActionMaskInInfo",
     "EpisodeStatistics",
@@ -22,6 +25,7 @@ __all__ = [
     "MultiAgentToSingleAgent",
     "ParallelEnvToVectorEnv",
     "RescaleActionToUnit",
+    "VectorEpisodeStatistics",
     "get_action_mask",
     "register_wrapper",
     "wrapper_entry_point",
