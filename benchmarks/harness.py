@@ -20,9 +20,14 @@ from typing import Any, Protocol
 
 
 class Workload(Protocol):
-    """Does ``n`` units of work per call (e.g. ``n`` environment steps)."""
+    """Does ``n`` units of work per call (e.g. ``n`` environment steps).
 
-    def __call__(self, n: int) -> None: ...
+    A workload whose work cannot be cut to exactly ``n`` units (``n`` whole episodes, of
+    varying length, when the unit is steps) returns how many units it did; the time is
+    divided by that instead of ``n``.
+    """
+
+    def __call__(self, n: int) -> int | None: ...
 
 
 CLOCKS: dict[str, Callable[[], int]] = {"cpu": time.thread_time_ns, "wall": time.perf_counter_ns}
@@ -72,15 +77,26 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Case:
-    """Variants measured together in one interleaved run, and the rows they give."""
+    """Variants measured together in one interleaved run, and the rows they give.
+
+    ``rounds`` and ``clock``, where set, override the settings' for this case: for cases
+    whose chunks take seconds (fewer rounds) or whose work runs outside this thread, e.g.
+    in worker processes (``clock="wall"``).
+    """
 
     env: str
     variants: list[Variant]
     comparisons: list[Comparison]
     work_per_round: int
     unit: str = "steps"
+    rounds: int | None = None
+    clock: str | None = None
 
     def __post_init__(self) -> None:
+        if self.clock is not None and self.clock not in CLOCKS:
+            raise ValueError(f"case {self.env!r}: unknown clock {self.clock!r}")
+        if self.rounds is not None and self.rounds < 1:
+            raise ValueError(f"case {self.env!r}: rounds must be at least 1")
         names = [v.name for v in self.variants]
         if len(set(names)) != len(names):
             raise ValueError(f"case {self.env!r}: variant names repeat: {names}")
@@ -110,6 +126,7 @@ class Row:
     work_per_round: int
     subject_detail: dict[str, Any] = field(default_factory=dict)
     peer_detail: dict[str, Any] = field(default_factory=dict)
+    clock: str = "cpu"  # the clock this row was measured with
 
 
 Benchmark = Callable[[Settings], list[Case]]
@@ -157,14 +174,17 @@ def measure(
             work(warmup)
         times: dict[str, list[float]] = {name: [] for name in workloads}
         names = list(workloads)
-        clock = CLOCKS[settings.clock]
-        for r in range(settings.rounds):
+        clock = CLOCKS[case.clock or settings.clock]
+        for r in range(case.rounds or settings.rounds):
             for name in names[r % len(names) :] + names[: r % len(names)]:
                 gc.collect()  # earlier garbage is not billed to this chunk
                 start = clock()
-                workloads[name](n)
+                done = workloads[name](n)
                 elapsed = clock() - start
-                times[name].append(elapsed / 1e9 / n)
+                units = n if done is None else done
+                if units <= 0:
+                    raise RuntimeError(f"case {case.env!r}: {name!r} reported {units} units")
+                times[name].append(elapsed / 1e9 / units)
                 advance()
         return times, {name: _details(work) for name, work in workloads.items()}
     finally:
@@ -211,10 +231,11 @@ def compare(
                 ratio_p75=q[2],
                 goal=c.goal,
                 met=None if c.goal is None else ratio <= c.goal,
-                rounds=settings.rounds,
+                rounds=case.rounds or settings.rounds,
                 work_per_round=n,
                 subject_detail=details.get(c.subject, {}),
                 peer_detail=details.get(c.peer, {}),
+                clock=case.clock or settings.clock,
             )
         )
     return rows

@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from rich.table import Table
 
 from benchmarks.harness import Row, Settings
+from rlbench_suite.evaluation.provenance import cpu_model, git
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("rlbench-suite", "gymnasium", "mujoco", "numpy", "box2d", "rich")
@@ -60,39 +60,19 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _git(*args: str) -> str | None:
-    try:
-        proc = subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout.strip()
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine() -> dict[str, Any]:
     """Where and with what the numbers were measured."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    status = _git("status", "--porcelain")
+    status = git("status", "--porcelain")
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
         "cpu_usable": usable,
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "platform": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "packages": {p: _version(p) for p in PACKAGES},
-        "git_commit": _git("rev-parse", "HEAD") or None,
+        "git_commit": git("rev-parse", "HEAD") or None,
         "git_dirty": None if status is None else bool(status),
     }
 

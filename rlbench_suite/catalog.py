@@ -102,6 +102,22 @@ class SuccessRule(_Model):
         return self
 
 
+class EvalDefaults(_Model):
+    """The card's default evaluation protocol: episodes, seeds, deterministic actions.
+
+    Evaluation seeds start high (10**6) so they stay clear of the small seeds training and
+    tuning runs use and of the reference-score seeds (10000...).
+    """
+
+    episodes: int = Field(50, gt=0)
+    first_seed: int = Field(1_000_000, ge=0)
+    deterministic: bool = True
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(range(self.first_seed, self.first_seed + self.episodes))
+
+
 class WrapperRef(_Model):
     """A standardized wrapper by versioned name, with its keyword arguments."""
 
@@ -134,6 +150,7 @@ class EnvCard(_Model):
     agent: str | None = Field(None, description="multi-agent: the agent the scores are for")
     wrappers: list[WrapperRef] = Field(default_factory=list)
     reference: References = Field(default_factory=References)
+    evaluation: EvalDefaults = Field(default_factory=EvalDefaults)
     suites: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     extra: Literal[EXTRAS] | None = None  # type: ignore[valid-type]

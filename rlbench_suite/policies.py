@@ -1,20 +1,105 @@
-"""The :class:`Policy` protocol and the simplest adapters.
+"""The :class:`Policy` protocol, policy identities, and the policy adapters.
 
 A policy maps an observation (and the step's ``info``) to an action. It is reset with a
-seed at the start of every episode so that stochastic policies are reproducible.
-The evaluation harness adds adapters for SB3 models and ONNX files.
+seed at the start of every episode so that stochastic policies are reproducible. Every
+adapter has an ``identity`` (:class:`PolicyIdentity`): what it is, where it came from, the
+SHA-256 of its artifact, and the seeds and budget it was trained with.
+
+This module is the public import place. The simplest adapters live here; the ones for SB3
+models, ONNX files, ``module:attr`` targets, baselines, joint multi-agent policies and
+:func:`make_policy` live in :mod:`rlbench_suite.policy_adapters` and are re-exported lazily,
+so importing this module never imports torch, stable-baselines3 or onnxruntime.
+
+Sidecar metadata
+----------------
+An artifact ``PATH`` (``policy.zip``, ``policy.onnx``) may have a JSON file next to it named
+``PATH.meta.json`` (e.g. ``policy.onnx.meta.json``), validated by :class:`PolicyMetadata`::
+
+    {
+      "schema_version": 1,
+      "name": "ppo-cartpole",            // optional, defaults to the file's stem
+      "algo": "PPO",                     // optional, SB3 algorithm (zip files only)
+      "env_id": "rlbench/CartPole-v1",   // optional
+      "train_seeds": [0, 1, 2],          // seeds used to train (non-negative integers)
+      "tuning_seeds": [100, 101],        // seeds used to tune hyperparameters
+      "training_budget_steps": 100000,   // optional, environment steps of training
+      "extra": {"notes": "anything JSON"}
+    }
+
+Unknown keys are refused, so a misspelt key is an error rather than silently ignored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
+import zlib
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlbench_suite.wrappers.masks import get_action_mask
+
+if TYPE_CHECKING:
+    from rlbench_suite.policy_adapters import (
+        JointPolicy,
+        ModulePolicy,
+        OnnxPolicy,
+        SB3Policy,
+        available_baselines,
+        export_sb3_to_onnx,
+        make_policy,
+        resolve_baseline,
+    )
+
+__all__ = [
+    "CallablePolicy",
+    "JointPolicy",
+    "ModulePolicy",
+    "OnnxPolicy",
+    "Policy",
+    "PolicyIdentity",
+    "PolicyKind",
+    "PolicyMetadata",
+    "PolicyMetadataError",
+    "RandomPolicy",
+    "SB3Policy",
+    "agent_seed",
+    "as_policy",
+    "available_baselines",
+    "export_sb3_to_onnx",
+    "file_sha256",
+    "identity_of",
+    "load_metadata",
+    "make_policy",
+    "metadata_path",
+    "policy_seed",
+    "resolve_baseline",
+]
+
+_LAZY = {
+    "JointPolicy",
+    "ModulePolicy",
+    "OnnxPolicy",
+    "SB3Policy",
+    "available_baselines",
+    "export_sb3_to_onnx",
+    "make_policy",
+    "resolve_baseline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from rlbench_suite import policy_adapters
+
+        return getattr(policy_adapters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable
@@ -26,12 +111,118 @@ class Policy(Protocol):
     def act(self, observation: Any, info: dict[str, Any]) -> Any: ...
 
 
+PolicyKind = Literal["random", "callable", "sb3", "onnx", "module", "baseline", "joint"]
+Seed = Annotated[int, Field(strict=True, ge=0)]
+
+
+class PolicyIdentity(BaseModel):
+    """What a policy is: recorded in every result next to its scores."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: PolicyKind
+    spec: str | None = None
+    """The ``--policy`` string it was made from, if any."""
+    artifact_sha256: str | None = None
+    """SHA-256 of the ``.zip``/``.onnx`` file; None for code-defined policies."""
+    train_seeds: list[int] = Field(default_factory=list)
+    tuning_seeds: list[int] = Field(default_factory=list)
+    training_budget_steps: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyMetadata(BaseModel):
+    """The sidecar ``<artifact>.meta.json`` (format in the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = 1
+    name: str | None = None
+    algo: str | None = None
+    env_id: str | None = None
+    train_seeds: list[Seed] = Field(default_factory=list)
+    tuning_seeds: list[Seed] = Field(default_factory=list)
+    training_budget_steps: Annotated[int, Field(strict=True, ge=0)] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyMetadataError(ValueError):
+    """A sidecar metadata file that is not valid JSON or does not match :class:`PolicyMetadata`."""
+
+
+def metadata_path(artifact: str | Path) -> Path:
+    """The sidecar path of ``artifact``: ``<artifact>.meta.json``."""
+    artifact = Path(artifact)
+    return artifact.with_name(artifact.name + ".meta.json")
+
+
+def load_metadata(artifact: str | Path) -> PolicyMetadata | None:
+    """Read ``<artifact>.meta.json``; None if there is none, :class:`PolicyMetadataError` if bad."""
+    path = metadata_path(artifact)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PolicyMetadataError(f"policy metadata {path} is not valid JSON: {exc}") from None
+    try:
+        return PolicyMetadata.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field {'.'.join(map(str, e['loc'])) or '<root>'!r}: {e['msg']}"
+            + (f" (got {e['input']!r})" if e["type"] != "missing" else "")
+            for e in exc.errors()
+        )
+        accepted = ", ".join(PolicyMetadata.model_fields)
+        raise PolicyMetadataError(
+            f"malformed policy metadata {path}: {problems}; accepted fields: {accepted}"
+        ) from None
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def artifact_identity(
+    path: Path, kind: PolicyKind, metadata: PolicyMetadata | None, **extra: Any
+) -> PolicyIdentity:
+    """The identity of a policy loaded from the file ``path`` with sidecar ``metadata``."""
+    meta = metadata or PolicyMetadata()
+    return PolicyIdentity(
+        name=meta.name or path.stem,
+        kind=kind,
+        artifact_sha256=file_sha256(path),
+        train_seeds=list(meta.train_seeds),
+        tuning_seeds=list(meta.tuning_seeds),
+        training_budget_steps=meta.training_budget_steps,
+        extra={**({"env_id": meta.env_id} if meta.env_id else {}), **extra, **meta.extra},
+    )
+
+
+def identity_of(policy: Any) -> PolicyIdentity:
+    """``policy.identity`` if it has one, else a ``callable`` identity named after its type."""
+    identity = getattr(policy, "identity", None)
+    if isinstance(identity, PolicyIdentity):
+        return identity
+    cls = type(policy)
+    return PolicyIdentity(name=cls.__qualname__, kind="callable", extra={"module": cls.__module__})
+
+
 class RandomPolicy:
     """Uniformly random actions from ``action_space``, restricted to the action mask if any."""
 
     def __init__(self, action_space: gym.Space, seed: int | None = None) -> None:
         self.action_space = action_space
         self.action_space.seed(seed)
+        self.identity = PolicyIdentity(
+            name="random", kind="random", extra={"action_space": repr(action_space)}
+        )
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -45,11 +236,17 @@ class RandomPolicy:
 
 
 class CallablePolicy:
-    """Adapts ``fn(observation, info) -> action`` (or ``fn(observation)``) to :class:`Policy`."""
+    """Adapts ``fn(observation, info) -> action`` (or ``fn(observation)``) to :class:`Policy`.
+
+    ``reset(seed)`` calls ``fn.reset(seed)`` if ``fn`` has one.
+    """
 
     def __init__(self, fn: Callable[..., Any], *, takes_info: bool = True) -> None:
         self.fn = fn
         self.takes_info = takes_info
+        name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        module = getattr(fn, "__module__", None) or type(fn).__module__
+        self.identity = PolicyIdentity(name=name, kind="callable", extra={"module": module})
 
     def reset(self, seed: int | None = None) -> None:
         reset = getattr(self.fn, "reset", None)
@@ -66,7 +263,7 @@ def as_policy(obj: Policy | Callable[..., Any]) -> Policy:
     A callable taking one positional argument gets ``fn(observation)``; one taking two (or
     ``*args``) gets ``fn(observation, info)``.
     """
-    if isinstance(obj, Policy):
+    if isinstance(obj, Policy) and not inspect.isclass(obj):
         return obj
     if callable(obj):
         return CallablePolicy(obj, takes_info=_positional_arity(obj) != 1)
@@ -95,3 +292,13 @@ def policy_seed(seed: int) -> int:
     function of the environment's own randomness.
     """
     return int(np.random.SeedSequence([seed, 0x5EED]).generate_state(1)[0])
+
+
+def agent_seed(seed: int, agent: str) -> int:
+    """A seed for ``agent``'s policy, derived from ``seed`` and the agent's name.
+
+    Independent across agents (and of :func:`policy_seed`), and stable across processes.
+    """
+    return int(
+        np.random.SeedSequence([seed, 0xA6E7, zlib.crc32(agent.encode())]).generate_state(1)[0]
+    )

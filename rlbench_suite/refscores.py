@@ -12,45 +12,39 @@ import tomlkit
 
 from rlbench_suite import __version__
 from rlbench_suite.catalog import EnvCard, RefScore, load_card
-from rlbench_suite.policies import Policy, RandomPolicy, policy_seed
-from rlbench_suite.wrappers.stats import STATS_KEY
+from rlbench_suite.evaluation.episodes import play_episode
+from rlbench_suite.evaluation.result import EpisodeRecord
+from rlbench_suite.policies import Policy, RandomPolicy
 
 
 def play_episodes(
     card: EnvCard, policy: Policy | None, seeds: list[int], on_episode: Any = None
-) -> list[dict[str, Any]]:
-    """Play one episode per seed; return their statistics.
+) -> list[EpisodeRecord]:
+    """Play one episode per seed through the card's stack (``gym.make(card.id)``).
 
-    Episode ``i`` is ``env.reset(seed=s)`` with ``policy.reset(policy_seed(s))``, so the
-    policy's random stream is independent of the environment's. ``policy=None`` plays
-    uniformly random actions (masked to the legal ones). Each returned dict is the
-    ``info["rlbench_episode"]`` of :class:`~rlbench_suite.wrappers.EpisodeStatistics`.
+    Episodes are played as the evaluation harness plays them
+    (:func:`~rlbench_suite.evaluation.episodes.play_episode`); ``policy=None`` plays
+    uniformly random actions, masked to the legal ones.
     """
     env = gym.make(card.id)
     policy = policy if policy is not None else RandomPolicy(env.action_space)
-    stats = []
+    records = []
     try:
-        for seed in seeds:
-            obs, info = env.reset(seed=seed)
-            policy.reset(policy_seed(seed))
-            while True:
-                obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
-                if terminated or truncated:
-                    stats.append(info[STATS_KEY])
-                    break
+        for index, seed in enumerate(seeds):
+            records.append(play_episode(env, policy, seed, index))
             if on_episode is not None:
                 on_episode()
     finally:
         env.close()
-    return stats
+    return records
 
 
-def metric_values(card: EnvCard, stats: list[dict[str, Any]]) -> np.ndarray:
+def metric_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
     """Per-episode values of the card's primary metric."""
     if card.primary_metric == "return":
-        return np.array([s["r"] for s in stats], dtype=np.float64)
+        return np.array([e.r for e in episodes], dtype=np.float64)
     if card.primary_metric in ("success_rate", "win_rate"):
-        return np.array([float(s["success"]) for s in stats], dtype=np.float64)
+        return np.array([float(e.success) for e in episodes], dtype=np.float64)
     raise NotImplementedError(
         f"{card.id}: primary metric {card.primary_metric!r} needs the environment's max score"
     )

@@ -18,6 +18,11 @@ PAIRS = {
     ("rlbench stack", "gym.make default"),
     ("gym.make default", "bare"),
 }
+EVAL_PAIRS = {
+    ("evaluate", "hand loop"),
+    ("evaluate", "evaluate_policy"),
+    ("evaluate_policy", "hand loop"),
+}
 
 
 def run_benchmarks(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,6 +49,8 @@ def test_table_prints(quick_run):
     stdout, _ = quick_run
     for text in ("benchmark", "subject rate", "peer rate", "ratio", "goal", "wrapper_overhead"):
         assert text in stdout
+    for text in ("eval_overhead", "eval_parallel", "evaluate_policy", "workers=2"):
+        assert text in stdout
     for env in ENVS:
         assert env in stdout
 
@@ -51,12 +58,16 @@ def test_table_prints(quick_run):
 @pytest.mark.slow
 def test_json_rows(quick_run):
     _, doc = quick_run
-    rows = doc["rows"]
+    assert {r["benchmark"] for r in doc["rows"]} == {
+        "wrapper_overhead",
+        "eval_overhead",
+        "eval_parallel",
+    }
+    rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
         got = {(r["subject"], r["peer"]) for r in rows if r["env"] == env}
         assert got == PAIRS, env
     for r in rows:
-        assert r["benchmark"] == "wrapper_overhead"
         assert r["subject_rate"] > 0 and r["peer_rate"] > 0
         for key in ("ratio", "ratio_p25", "ratio_p75"):
             assert math.isfinite(r[key]) and r[key] > 0
@@ -84,3 +95,55 @@ def test_unknown_benchmark_is_a_clear_error(tmp_path):
     assert "unknown benchmark 'wrapper_overhed'" in proc.stderr
     assert "Did you mean: wrapper_overhead" in proc.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def _check_rates(row: dict) -> None:
+    assert row["subject_rate"] > 0 and row["peer_rate"] > 0
+    for key in ("ratio", "ratio_p25", "ratio_p75"):
+        assert math.isfinite(row[key]) and row[key] > 0
+
+
+@pytest.mark.slow
+def test_eval_overhead_rows(quick_run):
+    _, doc = quick_run
+    rows = [r for r in doc["rows"] if r["benchmark"] == "eval_overhead"]
+    for env in ENVS:
+        got = {(r["subject"], r["peer"]) for r in rows if r["env"] == env}
+        assert got == EVAL_PAIRS, env
+    for r in rows:
+        _check_rates(r)
+        assert r["unit"] == "steps" and r["clock"] == doc["settings"]["clock"]
+        details = {r["subject"]: r["subject_detail"], r["peer"]: r["peer_detail"]}
+        for detail in details.values():
+            assert detail["calls"] >= 1 and detail["steps"] >= detail["episodes"] >= 1
+        if set(details) == {"evaluate", "hand loop"}:
+            # the same seeded episodes: same steps and the same returns
+            harness, hand = details["evaluate"], details["hand loop"]
+            assert harness["steps"] == hand["steps"] and harness["episodes"] == hand["episodes"]
+            assert math.isclose(
+                harness["last_call_mean_return"], hand["last_call_mean_return"], rel_tol=1e-9
+            )
+    goals = {(r["env"], r["subject"], r["peer"]): r for r in rows if r["goal"] is not None}
+    assert set(goals) == {
+        ("HalfCheetah-v5", "evaluate", "hand loop"),
+        ("HalfCheetah-v5", "evaluate", "evaluate_policy"),
+    }
+    for row in goals.values():
+        assert row["goal"] == 1.05 and isinstance(row["met"], bool)  # whichever way it went
+
+
+@pytest.mark.slow
+def test_eval_parallel_row(quick_run):
+    _, doc = quick_run
+    rows = [r for r in doc["rows"] if r["benchmark"] == "eval_parallel"]
+    assert [(r["env"], r["subject"], r["peer"]) for r in rows] == [
+        ("HalfCheetah-v5", "workers=2", "workers=1")
+    ]
+    (row,) = rows
+    _check_rates(row)
+    assert row["unit"] == "episodes" and row["clock"] == "wall"  # whatever --clock says
+    # the goal is a speed-up of at least 1.7x: time(2 workers) / time(1 worker) <= 1/1.7
+    assert row["goal"] == pytest.approx(1 / 1.7, abs=1e-3) and isinstance(row["met"], bool)
+    two, one = row["subject_detail"], row["peer_detail"]
+    assert two["episodes"] == one["episodes"] >= 1
+    assert two["last_call_mean_return"] == one["last_call_mean_return"]  # identical episodes

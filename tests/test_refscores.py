@@ -33,4 +33,4 @@ def test_win_rate_counts_wins_only():
     stats = play_episodes(card, None, list(range(20)))
     wins = metric_values(card, stats)
     assert set(wins) <= {0.0, 1.0}
-    assert all((s["r"] >= 1) == bool(w) for s, w in zip(stats, wins, strict=True))
+    assert all((s.r >= 1) == bool(w) for s, w in zip(stats, wins, strict=True))

@@ -1,89 +1,31 @@
-"""The ``rlbench`` command: list, inspect, check and score the suite's environments."""
+"""``rlbench list | info | check | refscores | doctor``: the catalog and its checks."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, get_args
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import rlbench_suite
 from rlbench_suite.catalog import (
     EnvCard,
     Family,
-    UnknownEnvError,
     card_paths,
     cards,
     catalog_errors,
     closest_ids,
-    get_card,
     select_cards,
 )
-
-app = typer.Typer(
-    name="rlbench",
-    help="rlbench-suite: environments, checks and reference scores for reinforcement learning.",
-    no_args_is_help=True,
-    add_completion=False,
+from rlbench_suite.cli.common import (
+    app,
+    cards_or_all,
+    console,
+    fail,
+    progress_bar,
+    report_broken_cards,
+    score_text,
 )
-console = Console()
-errors = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}")
-    return typer.Exit(code)
-
-
-def _report_broken_cards() -> int:
-    """Print the cards that failed to load; return how many."""
-    for error in catalog_errors():
-        errors.print(f"[red]card not loaded:[/red] {error}", markup=False)
-    return len(catalog_errors())
-
-
-def _version(value: bool) -> None:
-    if value:
-        console.print(f"rlbench-suite {rlbench_suite.__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
-) -> None:
-    """rlbench-suite command line."""
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-
-
-def _cards(ids: list[str] | None) -> list[EnvCard]:
-    if not ids:
-        return select_cards()
-    try:
-        return [get_card(i) for i in ids]
-    except UnknownEnvError as exc:
-        raise _fail(str(exc)) from None
-
-
-def _score(card: EnvCard, kind: str) -> str:
-    ref = getattr(card.reference, kind)
-    if ref is None:
-        return "-"
-    return f"{ref.value:.4g}" + (f" ±{ref.std:.2g}" if ref.std is not None else "")
 
 
 @app.command("list")
@@ -107,12 +49,12 @@ def list_envs(
             card.family,
             card.api,
             card.primary_metric,
-            _score(card, "random"),
-            _score(card, "expert"),
+            score_text(card, "random"),
+            score_text(card, "expert"),
             ", ".join(card.suites),
         )
     console.print(table)
-    if _report_broken_cards() or not selected:
+    if report_broken_cards() or not selected:
         raise typer.Exit(1)
 
 
@@ -121,7 +63,7 @@ def _check_filter(name: str, value: str | None, known: list[str]) -> None:
         return
     close = closest_ids(value, known)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    raise _fail(f"unknown {name} {value!r}.{hint} Accepted: {', '.join(known)}")
+    raise fail(f"unknown {name} {value!r}.{hint} Accepted: {', '.join(known)}")
 
 
 def describe_space(space: Any) -> str:
@@ -162,7 +104,7 @@ def _sample_step(card: EnvCard) -> dict[str, Any]:
 @app.command()
 def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPole-v1.")]) -> None:
     """Show a card, the spaces and one sample step."""
-    [card] = _cards([env_id])
+    [card] = cards_or_all([env_id])
     table = Table(title=card.id, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
@@ -174,7 +116,7 @@ def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPol
             f" ({ref.policy}, {ref.episodes} episodes, seeds {ref.seeds[0]}..{ref.seeds[-1]}, "
             f"suite {ref.suite_version}, {ref.measured})"
         )  # fmt: skip
-        table.add_row(f"reference.{kind}", _score(card, kind) + how)
+        table.add_row(f"reference.{kind}", score_text(card, kind) + how)
     table.add_row("card file", str(card_paths()[card.id]))
     try:
         for key, value in _sample_step(card).items():
@@ -197,9 +139,9 @@ def check(
     """API checks (check_env or api_test + parallel_api_test) and a same-seed determinism check."""
     from rlbench_suite.checks import check_card
 
-    selected = _cards(env_ids)
+    selected = cards_or_all(env_ids)
     results = []
-    with _progress() as progress:
+    with progress_bar() as progress:
         task = progress.add_task("checking", total=len(selected))
         for card in selected:
             progress.update(task, description=f"checking {card.id}")
@@ -225,7 +167,7 @@ def check(
             for note in result.notes:
                 console.print(f"[yellow]{result.env_id}[/yellow] {note}")
     passed = sum(r.ok for r in results)
-    failed = len(results) - passed + (0 if env_ids else _report_broken_cards())
+    failed = len(results) - passed + (0 if env_ids else report_broken_cards())
     console.print(f"{passed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)
@@ -248,12 +190,14 @@ def refscores(
     """
     from rlbench_suite.refscores import measure, write_reference
 
-    selected = [c for c in _cards(env_ids) if not (missing and c.reference.random is not None)]
+    selected = [
+        c for c in cards_or_all(env_ids) if not (missing and c.reference.random is not None)
+    ]
     table = Table(title=f"random-policy reference scores ({episodes} episodes)")
     table.add_column("id", no_wrap=True)
     for column in ("metric", "value", "std", "seeds", "written"):
         table.add_column(column)
-    with _progress() as progress:
+    with progress_bar() as progress:
         overall = progress.add_task("environments", total=len(selected))
         for card in selected:
             task = progress.add_task(card.id, total=episodes)
@@ -319,7 +263,7 @@ def doctor() -> None:
     table.add_row("PyBullet", _pybullet())
     table.add_row("torch threads", _torch_threads())
     console.print(table)
-    _report_broken_cards()
+    report_broken_cards()
 
 
 def _mujoco_gl() -> str:
@@ -357,7 +301,3 @@ def _torch_threads() -> str:
     except ImportError:
         return "torch not installed (pip install torch==2.13.0, then 'rlbench-suite[baselines]')"
     return f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()})"
-
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

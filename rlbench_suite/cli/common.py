@@ -1,0 +1,81 @@
+"""What the ``rlbench`` subcommands share: the app, consoles, progress bars, card lookup."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+import rlbench_suite
+from rlbench_suite.catalog import (
+    EnvCard,
+    UnknownEnvError,
+    catalog_errors,
+    get_card,
+    select_cards,
+)
+
+app = typer.Typer(
+    name="rlbench",
+    help="rlbench-suite: environments, checks and reference scores for reinforcement learning.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+errors = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    errors.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+def report_broken_cards() -> int:
+    """Print the cards that failed to load; return how many."""
+    for error in catalog_errors():
+        errors.print(f"[red]card not loaded:[/red] {error}", markup=False)
+    return len(catalog_errors())
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"rlbench-suite {rlbench_suite.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """rlbench-suite command line."""
+
+
+def progress_bar() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def cards_or_all(ids: list[str] | None) -> list[EnvCard]:
+    if not ids:
+        return select_cards()
+    try:
+        return [get_card(i) for i in ids]
+    except UnknownEnvError as exc:
+        raise fail(str(exc)) from None
+
+
+def score_text(card: EnvCard, kind: str) -> str:
+    ref = getattr(card.reference, kind)
+    if ref is None:
+        return "-"
+    return f"{ref.value:.4g}" + (f" ±{ref.std:.2g}" if ref.std is not None else "")

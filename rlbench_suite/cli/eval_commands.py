@@ -1,0 +1,155 @@
+"""``rlbench eval | reproduce | results show``: evaluate policies, re-run and read results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from rlbench_suite.catalog import UnknownEnvError, get_card
+from rlbench_suite.cli.common import app, console, fail, progress_bar
+from rlbench_suite.evaluation.protocol import SeedOverlapError, default_protocol
+from rlbench_suite.evaluation.result import Result, ResultError, load_result
+
+results_app = typer.Typer(help="Read result files.", no_args_is_help=True)
+app.add_typer(results_app, name="results")
+
+
+def _parse_seeds(text: str | None) -> list[int] | None:
+    """``"1,2,3"`` or ``"100-149"`` (inclusive) to a list of seeds."""
+    if text is None:
+        return None
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                first, last = part.rsplit("-", 1)
+                seeds += range(int(first), int(last) + 1)
+            else:
+                seeds.append(int(part))
+    except ValueError:
+        raise fail(f"--seeds {text!r}: give integers as 1,2,3 or a range 100-149") from None
+    return seeds
+
+
+def _default_out(env_id: str, policy: str, protocol_hash: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)[:60]
+    return Path("rlbench-results") / get_card(env_id).name / f"{safe}-{protocol_hash[:12]}.json"
+
+
+def run_evaluation(
+    env_id: str, policy: str, protocol, workers: int | None, backend: str, address: str | None,
+    out: Path, resume: bool,
+) -> Result:  # fmt: skip
+    """Evaluate with a progress bar; bad input becomes a clear error and exit code 2."""
+    from rlbench_suite.evaluation.runner import evaluate
+
+    with progress_bar() as progress:
+        task = progress.add_task(f"{env_id} ({backend})", total=protocol.episodes)
+        try:
+            return evaluate(
+                env_id, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
+                address=address, out=out, resume=resume,
+                on_episode=lambda _: progress.advance(task),
+            )  # fmt: skip
+        except (SeedOverlapError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
+            raise fail(str(exc)) from None
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+
+
+@app.command("eval")
+def eval_command(
+    env_id: Annotated[str, typer.Argument(help="The environment id.")],
+    policy: Annotated[
+        str, typer.Option(help="random, sb3:PATH, onnx:PATH, module:attr or baseline:NAME.")
+    ],
+    episodes: Annotated[int | None, typer.Option(min=1, help="Episodes (default: card's).")] = (
+        None
+    ),
+    seeds: Annotated[str | None, typer.Option(help="Seeds: 1,2,3 or 100-149.")] = None,
+    stochastic: Annotated[bool, typer.Option(help="Sample actions instead of the mode.")] = False,
+    workers: Annotated[int | None, typer.Option(min=1, help="Workers (default: all cores).")] = (
+        None
+    ),
+    backend: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Result JSON (default: rlbench-results/).")] = (
+        None
+    ),
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted run (same --out).")] = False,
+) -> None:  # fmt: skip
+    """Evaluate a policy on an environment and write a scored, reproducible result."""
+    if backend not in ("local", "ray"):
+        raise fail(f"unknown --backend {backend!r}; accepted: local, ray")
+    try:
+        protocol = default_protocol(
+            env_id, episodes=episodes, seeds=_parse_seeds(seeds),
+            deterministic=False if stochastic else None,
+        )  # fmt: skip
+    except (UnknownEnvError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out = out or _default_out(env_id, policy, protocol.hash)
+    result = run_evaluation(
+        protocol.env_id, policy, protocol, workers, backend, address, out, resume
+    )
+    show_result(result)
+    console.print(f"result written to {out}")
+
+
+def show_result(result: Result) -> None:
+    """A table of a result's aggregates."""
+    table = Table(title=f"{result.env_id}: {result.policy.get('name', '?')}")
+    for column in ("metric", "estimate", "95% interval", "method"):
+        table.add_column(column)
+    rows = dict(result.aggregates)
+    if result.normalized_score is not None:
+        rows["normalized_score"] = result.normalized_score
+    for name, est in rows.items():
+        table.add_row(name, f"{est.point:.4g}", f"[{est.low:.4g}, {est.high:.4g}]", est.method)
+    console.print(table)
+    console.print(
+        f"{result.protocol.episodes} episodes, protocol {result.protocol.protocol_id}, "
+        f"{result.backend} x{result.workers}, {result.wall_time_s:.1f} s, {result.verification}"
+    )
+
+
+@results_app.command("show")
+def results_show(files: Annotated[list[Path], typer.Argument(help="Result JSON files.")]) -> None:
+    """Show the aggregates of result files."""
+    for path in files:
+        try:
+            show_result(load_result(path))
+        except ResultError as exc:
+            raise fail(str(exc)) from None
+
+
+@app.command()
+def reproduce(
+    result_file: Annotated[Path, typer.Argument(help="A result JSON file.")],
+    workers: Annotated[int | None, typer.Option(min=1, help="Workers (default: all cores).")] = (
+        None
+    ),
+) -> None:  # fmt: skip
+    """Re-run a result's evaluation from its protocol and policy; report any difference."""
+    from rlbench_suite.evaluation.reproduce import compare_runs, provenance_changes, rerun
+
+    try:
+        original = load_result(result_file)
+    except ResultError as exc:
+        raise fail(str(exc)) from None
+    try:
+        again = rerun(original, workers=workers)
+    except (ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    differences = compare_runs(original, again)
+    for change in provenance_changes(original, again):
+        console.print(f"[yellow]provenance:[/yellow] {change}")
+    if not differences:
+        console.print(f"[green]reproduced[/green]: {original.protocol.episodes} episodes identical")
+        return
+    for line in differences:
+        console.print(f"[red]differs:[/red] {line}")
+    raise typer.Exit(1)

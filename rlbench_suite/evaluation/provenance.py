@@ -1,0 +1,76 @@
+"""Where a result came from: package versions, git commit, machine, command line, times."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+PACKAGES = ("rlbench-suite", "gymnasium", "pettingzoo", "numpy", "mujoco", "minigrid", "box2d",
+            "torch", "stable-baselines3", "sb3-contrib", "onnxruntime", "ray")  # fmt: skip
+
+
+class Provenance(BaseModel):
+    """Enough to re-run an evaluation and to tell why two runs might differ."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    packages: dict[str, str]
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    python: str
+    platform: str
+    cpu: str
+    cpu_count: int
+    command: list[str]
+    started: dt.datetime
+    finished: dt.datetime | None = None
+
+
+def git(*args: str) -> str | None:
+    """Output of ``git ARGS`` in the suite's checkout, or None (no git, not a checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def collect(started: dt.datetime | None = None, command: list[str] | None = None) -> Provenance:
+    """The provenance of the current process (``finished`` is filled in at the end)."""
+    packages = {}
+    for name in PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    commit = git("rev-parse", "HEAD")
+    return Provenance(
+        packages=packages,
+        git_commit=commit,
+        git_dirty=bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None,
+        python=platform.python_version(),
+        platform=platform.platform(),
+        cpu=cpu_model(),
+        cpu_count=os.cpu_count() or 1,
+        command=list(command if command is not None else sys.argv),
+        started=started or dt.datetime.now(dt.UTC),
+    )

@@ -1,0 +1,70 @@
+"""The Ray backend: the same static division of episodes, on Ray actors.
+
+Each worker is a Ray actor that builds its own environment and policy and plays its
+statically assigned episodes in order; results stream back one episode at a time, so the
+episode log (and ``--resume``) works exactly as with the local pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlbench_suite.evaluation.result import EpisodeRecord
+from rlbench_suite.evaluation.runner import OnEpisode, PolicySource, split_statically
+
+
+class _EpisodeActor:
+    """Holds one environment and policy; plays episodes on request."""
+
+    def __init__(self, env_id: str, source: Any, deterministic: bool) -> None:
+        import gymnasium as gym
+
+        import rlbench_suite  # noqa: F401  (registers the ids in the actor's process)
+        from rlbench_suite.evaluation.runner import _single_threaded_torch, build_policy
+
+        self.env = gym.make(env_id)
+        self.policy = build_policy(source, self.env, deterministic)
+        _single_threaded_torch()
+
+    def play(self, index: int, seed: int) -> dict[str, Any]:
+        from rlbench_suite.evaluation.episodes import play_episode
+
+        return play_episode(self.env, self.policy, seed, index).model_dump()
+
+
+def run_ray(
+    env_id: str, source: PolicySource, deterministic: bool,
+    pending: list[tuple[int, int]], workers: int, on_episode: OnEpisode,
+    address: str | None = None,
+) -> None:  # fmt: skip
+    """Play the pending episodes on ``workers`` Ray actors (a local Ray if no ``address``)."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            "the Ray backend needs ray: pip install 'rlbench-suite[distributed]'"
+        ) from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        actor_class = ray.remote(num_cpus=1)(_EpisodeActor)
+        chunks = split_statically(pending, workers)
+        actors = [actor_class.remote(env_id, source, deterministic) for _ in chunks]
+        # each actor's episodes are queued in order on that actor: a static division
+        waiting = [
+            actor.play.remote(index, seed)
+            for actor, chunk in zip(actors, chunks, strict=True)
+            for index, seed in chunk
+        ]
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            on_episode(EpisodeRecord.model_validate(ray.get(ready[0])))
+        for actor in actors:
+            ray.kill(actor)
+    finally:
+        if started_here:
+            ray.shutdown()

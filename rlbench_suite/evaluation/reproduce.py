@@ -1,0 +1,55 @@
+"""Re-running a result from what it records, and comparing the two runs."""
+
+from __future__ import annotations
+
+from rlbench_suite.evaluation.protocol import env_spec_hash
+from rlbench_suite.evaluation.result import Result
+from rlbench_suite.evaluation.runner import evaluate
+
+
+def rerun(original: Result, workers: int | None = None) -> Result:
+    """Evaluate the same policy spec under the same protocol again (no files written)."""
+    spec = original.policy.get("spec")
+    if not spec:
+        raise ValueError(
+            "this result's policy was given as a Python object, not a spec (random, sb3:PATH, "
+            "onnx:PATH, module:attr, baseline:NAME), so it cannot be re-run from the file"
+        )
+    return evaluate(original.env_id, spec, original.protocol, workers=workers)
+
+
+def compare_runs(original: Result, again: Result) -> list[str]:
+    """Every substantive difference between two runs of one protocol (empty: reproduced)."""
+    differences = []
+    if env_spec_hash(original.env_id) != original.spec_hash:
+        differences.append(
+            f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "
+            f"{env_spec_hash(original.env_id)[:12]} now)"
+        )
+    for key in ("artifact_sha256", "spec", "train_seeds", "tuning_seeds"):
+        if original.policy.get(key) != again.policy.get(key):
+            recorded, now = original.policy.get(key), again.policy.get(key)
+            differences.append(f"policy {key}: {recorded!r} recorded, {now!r} now")
+    fields = ("returns", "lengths", "successes")
+    for index, seed in enumerate(original.seeds):
+        before = tuple(getattr(original, f)[index] for f in fields)
+        after = tuple(getattr(again, f)[index] for f in fields)
+        if before != after:
+            differences.append(
+                f"episode {index} (seed {seed}): (return, length, success) {before} recorded, "
+                f"{after} now"
+            )
+    return differences
+
+
+def provenance_changes(original: Result, again: Result) -> list[str]:
+    """Package versions and machine facts that differ (context for any difference)."""
+    changes = []
+    before, after = original.provenance, again.provenance
+    for name in sorted(set(before.packages) | set(after.packages)):
+        if before.packages.get(name) != after.packages.get(name):
+            changes.append(f"{name}: {before.packages.get(name)} -> {after.packages.get(name)}")
+    for key in ("python", "platform", "cpu", "git_commit"):
+        if getattr(before, key) != getattr(after, key):
+            changes.append(f"{key}: {getattr(before, key)} -> {getattr(after, key)}")
+    return changes

@@ -1,0 +1,120 @@
+"""The :class:`Result` of an evaluation: per-episode data, aggregates, provenance (JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rlbench_suite.evaluation.protocol import EvalProtocol
+from rlbench_suite.evaluation.provenance import Provenance
+
+RESULT_SCHEMA_VERSION = 1
+
+
+class ResultError(ValueError):
+    """A result file is missing, not JSON, from another schema version, or malformed."""
+
+
+class IntervalEstimate(BaseModel):
+    """A point estimate with a confidence interval and how the interval was computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    point: float
+    low: float
+    high: float
+    confidence: float = 0.95
+    method: str
+    reps: int | None = None
+    random_state: int | None = None
+
+
+class EpisodeRecord(BaseModel):
+    """One finished episode (a line of the ``.episodes.jsonl`` file of a run)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int = Field(ge=0)
+    seed: int
+    r: float = Field(description="the return")
+    l: int = Field(ge=0, description="the length in steps")  # noqa: E741
+    success: bool
+
+
+class Result(BaseModel):
+    """A scored, reproducible evaluation of one policy on one environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = RESULT_SCHEMA_VERSION
+    env_id: str
+    spec_hash: str
+    protocol: EvalProtocol
+    protocol_hash: str
+    policy: dict[str, Any] = Field(description="the policy's identity (PolicyIdentity)")
+    seeds: list[int]
+    returns: list[float]
+    lengths: list[int]
+    successes: list[bool]
+    aggregates: dict[str, IntervalEstimate]
+    normalized_score: IntervalEstimate | None = None
+    training_budget_steps: int | None = None
+    wall_time_s: float
+    backend: str
+    workers: int
+    provenance: Provenance
+    verification: Literal["self-reported", "verified"] = "self-reported"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Result:
+        if self.protocol_hash != self.protocol.hash:
+            raise ValueError("protocol_hash does not match the protocol it names")
+        if self.env_id != self.protocol.env_id:
+            raise ValueError(f"env_id {self.env_id!r} differs from the protocol's")
+        sizes = {len(x) for x in (self.seeds, self.returns, self.lengths, self.successes)}
+        if sizes != {self.protocol.episodes}:
+            raise ValueError(
+                f"seeds, returns, lengths and successes must each have the protocol's "
+                f"{self.protocol.episodes} entries"
+            )
+        if self.seeds != self.protocol.seeds:
+            raise ValueError("seeds differ from the protocol's seeds")
+        return self
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON, atomically (a temporary file renamed into place)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def load_result(path: str | Path) -> Result:
+    """Read and validate a result file; :class:`ResultError` says what is wrong and where."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultError(f"{path}: no such result file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultError(f"{path}: not a JSON result file ({exc})") from None
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: a result is a JSON object, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if version != RESULT_SCHEMA_VERSION:
+        raise ResultError(
+            f"{path}: result schema_version {version!r} is not supported; this rlbench-suite "
+            f"reads version {RESULT_SCHEMA_VERSION}"
+        )
+    try:
+        return Result.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(result)'}: {e['msg']}" for e in exc.errors()[:8]
+        )
+        raise ResultError(f"{path}: invalid result: {problems}") from None

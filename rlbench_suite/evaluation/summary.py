@@ -1,0 +1,47 @@
+"""Aggregates of an evaluation's episodes, with intervals, for its :class:`Result`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rlbench_suite.catalog import EnvCard
+from rlbench_suite.evaluation.metrics import interval_estimates, normalized_score, success_rate
+from rlbench_suite.evaluation.result import EpisodeRecord, IntervalEstimate
+
+BOOTSTRAP_REPS = 2000
+BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are reproducible
+
+
+def primary_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
+    """Per-episode values of the card's primary metric (the return, or success as 0/1)."""
+    if card.primary_metric in ("success_rate", "win_rate"):
+        return np.array([float(e.success) for e in episodes])
+    return np.array([e.r for e in episodes])
+
+
+def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
+    """``aggregates`` and ``normalized_score`` of a result.
+
+    Aggregates: the mean, median and interquartile mean of the returns with bootstrap
+    intervals, and the success rate with a Wilson interval. The normalized score is the
+    mean of the primary metric on the card's 0 (random) to 100 (expert) scale, with a
+    bootstrap interval; None until the card has both reference scores.
+    """
+    returns = np.array([e.r for e in episodes])
+    estimates = interval_estimates(
+        returns, ("mean", "median", "iqm"), reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )
+    aggregates = {f"return_{k}": IntervalEstimate(**v.as_dict()) for k, v in estimates.items()}
+    rate = success_rate(np.array([e.success for e in episodes]))
+    aggregates["success_rate"] = IntervalEstimate(**rate.as_dict())
+    random, expert = card.reference.random, card.reference.expert
+    normalized = None
+    if random is not None and expert is not None and random.value != expert.value:
+        values = normalized_score(primary_values(card, episodes), random.value, expert.value)
+        estimate = interval_estimates(
+            values, "mean", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+        )["mean"]
+        normalized = IntervalEstimate(**estimate.as_dict())
+    return {"aggregates": aggregates, "normalized_score": normalized}

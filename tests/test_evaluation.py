@@ -1,0 +1,184 @@
+"""The evaluation harness end to end: workers, backends, resume, seeds, reproduce."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from rlbench_suite.evaluation.protocol import SeedOverlapError, default_protocol
+from rlbench_suite.evaluation.result import load_result
+from rlbench_suite.evaluation.runner import evaluate, split_statically
+from rlbench_suite.policies import RandomPolicy
+from tests.conftest import REPO, run_cli
+
+CARTPOLE = default_protocol("rlbench/CartPole-v1", episodes=7)
+
+
+def _per_episode(result) -> list[tuple]:
+    return list(zip(result.seeds, result.returns, result.lengths, result.successes, strict=True))
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    return evaluate("rlbench/CartPole-v1", "random", CARTPOLE, workers=1)
+
+
+def test_static_division_is_round_robin():
+    pending = [(i, 100 + i) for i in range(7)]
+    assert split_statically(pending, 3) == [
+        [(0, 100), (3, 103), (6, 106)],
+        [(1, 101), (4, 104)],
+        [(2, 102), (5, 105)],
+    ]
+    assert split_statically(pending[:1], 4) == [[(0, 100)]]
+
+
+def test_one_and_two_workers_give_identical_episodes(one_worker):
+    two = evaluate("rlbench/CartPole-v1", "random", CARTPOLE, workers=2)
+    assert _per_episode(two) == _per_episode(one_worker)
+    assert two.workers == 2 and one_worker.workers == 1
+    assert two.aggregates == one_worker.aggregates
+    assert len(set(one_worker.returns)) > 1  # really different episodes
+
+
+def test_ray_backend_gives_identical_episodes(one_worker):
+    pytest.importorskip("ray")
+    on_ray = evaluate("rlbench/CartPole-v1", "random", CARTPOLE, workers=2, backend="ray")
+    assert _per_episode(on_ray) == _per_episode(one_worker)
+    assert on_ray.backend == "ray"
+
+
+def test_result_contents(one_worker, tmp_path):
+    result = one_worker
+    assert result.protocol_hash == CARTPOLE.hash and result.spec_hash
+    assert result.policy["kind"] == "random" and result.policy["spec"] == "random"
+    mean = result.aggregates["return_mean"]
+    assert mean.point == pytest.approx(np.mean(result.returns))
+    assert mean.low <= mean.point <= mean.high and mean.reps == 2000
+    assert result.aggregates["success_rate"].method == "wilson"
+    assert result.normalized_score is None  # no expert score on the card yet
+    assert result.provenance.packages["gymnasium"] and result.provenance.finished
+    path = result.save(tmp_path / "r.json")
+    assert load_result(path) == result
+    data = json.loads(path.read_text())
+    data["returns"][0] += 1
+    data["protocol_hash"] = "0" * 64
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="protocol_hash does not match"):
+        load_result(path)
+
+
+class _TrainedOn:
+    """A policy recording the seeds it was trained and tuned on."""
+
+    def __init__(self, train_seeds: list[int]) -> None:
+        from rlbench_suite.policies import PolicyIdentity
+
+        self.identity = PolicyIdentity(name="trained", kind="callable", train_seeds=train_seeds)
+        self.inner = None
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, info):
+        return 0
+
+
+def test_overlapping_seeds_are_refused():
+    protocol = default_protocol("rlbench/CartPole-v1", seeds=[5, 6, 7])
+    with pytest.raises(SeedOverlapError, match=r"\(6\)"):
+        evaluate("rlbench/CartPole-v1", _TrainedOn([6, 40]), protocol, workers=1)
+    result = evaluate("rlbench/CartPole-v1", _TrainedOn([1, 2]), protocol, workers=1)
+    assert result.policy["train_seeds"] == [1, 2]
+
+
+def test_policy_objects_need_pickling_for_several_workers():
+    class Unpicklable(RandomPolicy):
+        def __reduce__(self):
+            raise TypeError("no")
+
+    import gymnasium as gym
+
+    policy = Unpicklable(gym.spaces.Discrete(2))
+    with pytest.raises(ValueError, match="must be picklable to run on several workers"):
+        evaluate("rlbench/CartPole-v1", policy, CARTPOLE, workers=2)
+
+
+def test_killed_run_resumes_without_losing_or_repeating_episodes(tmp_path):
+    out = tmp_path / "hc.json"
+    log = tmp_path / "hc.json.episodes.jsonl"
+    args = ["eval", "rlbench/HalfCheetah-v5", "--policy", "random", "--episodes", "12",
+            "--workers", "2", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlbench_suite.cli", *args], cwd=REPO,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 4:  # header + 3 episodes
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole run, workers included
+    proc.wait()
+    kept = log.read_text().splitlines()
+    finished = [json.loads(line) for line in kept[1:]]
+    assert 3 <= len(finished) < 12 and not out.exists()
+
+    again = run_cli(*args)
+    assert again.returncode == 2 and "pass --resume" in again.stderr
+    resumed = run_cli(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    lines = log.read_text().splitlines()
+    assert lines[: len(kept)] == kept  # finished episodes kept as they were
+    indices = [json.loads(line)["index"] for line in lines[1:]]
+    assert sorted(indices) == list(range(12))  # none lost, none repeated
+    protocol = default_protocol("rlbench/HalfCheetah-v5", episodes=12)
+    fresh = evaluate("rlbench/HalfCheetah-v5", "random", protocol, workers=1)
+    assert _per_episode(load_result(out)) == _per_episode(fresh)
+
+
+def test_cli_eval_then_reproduce(tmp_path):
+    out = tmp_path / "cp.json"
+    proc = run_cli("eval", "CartPole-v1", "--policy", "random", "--episodes", "5",
+                   "--workers", "1", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "return_mean" in proc.stdout and "success_rate" in proc.stdout
+    shown = run_cli("results", "show", str(out))
+    assert shown.returncode == 0 and "return_iqm" in shown.stdout
+    again = run_cli("reproduce", str(out), "--workers", "1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "reproduced: 5 episodes identical" in again.stdout
+    data = json.loads(out.read_text())
+    data["returns"][2] += 1.0
+    out.write_text(json.dumps(data))
+    differs = run_cli("reproduce", str(out), "--workers", "1")
+    assert differs.returncode == 1 and "episode 2 (seed 1000002)" in differs.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "nosuch:thing"], "nosuch"),
+        (["--policy", "random", "--seeds", "1,x"], "give integers"),
+        (["--policy", "random", "--backend", "slurm"], "accepted: local, ray"),
+        (["--policy", "random", "--episodes", "3", "--seeds", "1,2"], "disagrees with 2 --seeds"),
+    ],
+)
+def test_cli_eval_bad_input(args, message, tmp_path):
+    proc = run_cli("eval", "rlbench/CartPole-v1", *args, "--out", str(tmp_path / "x.json"))
+    assert proc.returncode == 2, proc.stdout
+    assert message in proc.stderr
+
+
+def test_results_show_refuses_a_malformed_file(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"schema_version": 1}')
+    proc = run_cli("results", "show", str(path))
+    assert proc.returncode == 2 and "invalid result" in proc.stderr

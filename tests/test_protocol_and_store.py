@@ -1,0 +1,106 @@
+"""Evaluation protocols, the crash-safe episode log, and result files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlbench_suite.evaluation.protocol import (
+    EvalProtocol,
+    SeedOverlapError,
+    default_protocol,
+    env_spec_hash,
+)
+from rlbench_suite.evaluation.result import EpisodeRecord, ResultError, load_result
+from rlbench_suite.evaluation.store import EpisodeLog
+
+
+def test_default_protocol_comes_from_the_card():
+    protocol = default_protocol("rlbench/CartPole-v1")
+    assert protocol.episodes == 50 and protocol.seeds == list(range(1_000_000, 1_000_050))
+    assert protocol.deterministic is True
+    assert protocol.wrappers[0]["name"] == "rlbench/EpisodeStatistics-v0"
+    assert protocol.protocol_id.startswith("rlbench/CartPole-v1@v1-50ep-")
+    assert default_protocol("CartPole-v1", episodes=3).seeds == [1_000_000, 1_000_001, 1_000_002]
+    assert default_protocol("CartPole-v1", seeds=[7, 9]).episodes == 2
+
+
+def test_protocol_hash_changes_with_every_field():
+    base = default_protocol("rlbench/CartPole-v1", episodes=5)
+    assert base.hash == default_protocol("rlbench/CartPole-v1", episodes=5).hash
+    changed = [
+        default_protocol("rlbench/CartPole-v1", episodes=6),
+        default_protocol("rlbench/CartPole-v1", seeds=[1, 2, 3, 4, 5]),
+        default_protocol("rlbench/CartPole-v1", episodes=5, deterministic=False),
+        default_protocol("rlbench/Acrobot-v1", episodes=5),
+    ]
+    assert len({base.hash, *(p.hash for p in changed)}) == 5
+
+
+def test_bad_protocols_are_refused():
+    with pytest.raises(ValueError, match="3 episodes but 2 seeds"):
+        EvalProtocol(env_id="rlbench/CartPole-v1", episodes=3, seeds=[1, 2])
+    with pytest.raises(ValueError, match="distinct"):
+        EvalProtocol(env_id="rlbench/CartPole-v1", episodes=2, seeds=[1, 1])
+    with pytest.raises(ValueError, match="--episodes 4 disagrees with 2 --seeds"):
+        default_protocol("rlbench/CartPole-v1", episodes=4, seeds=[1, 2])
+
+
+def test_overlapping_seeds_are_refused():
+    protocol = default_protocol("rlbench/CartPole-v1", seeds=[5, 6, 7])
+    protocol.check_disjoint(train_seeds=[0, 1, 2], tuning_seeds=[3, 4])
+    with pytest.raises(SeedOverlapError, match=r"1 evaluation seed\(s\).*training seeds.*\(6\)"):
+        protocol.check_disjoint(train_seeds=[6], tuning_seeds=[])
+    with pytest.raises(SeedOverlapError, match="tuning seeds"):
+        protocol.check_disjoint(train_seeds=[], tuning_seeds=[7, 100])
+
+
+def test_spec_hash_is_stable_and_distinct():
+    assert env_spec_hash("rlbench/CartPole-v1") == env_spec_hash("CartPole-v1")
+    assert env_spec_hash("rlbench/CartPole-v1") != env_spec_hash("rlbench/Acrobot-v1")
+
+
+def _record(index: int) -> EpisodeRecord:
+    return EpisodeRecord(index=index, seed=100 + index, r=1.5 * index, l=10 + index, success=False)
+
+
+def test_episode_log_resumes_and_survives_a_torn_last_line(tmp_path):
+    path = tmp_path / "run.episodes.jsonl"
+    header = {"env_id": "rlbench/CartPole-v1", "protocol_hash": "abc", "policy": {"name": "x"}}
+    log = EpisodeLog(path, header)
+    for i in (0, 2, 1):
+        log.append(_record(i))
+    with pytest.raises(ValueError, match="already in"):
+        log.append(_record(1))
+    with path.open("a") as handle:  # a kill in the middle of a write
+        handle.write('{"index": 3, "seed": 1')
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        EpisodeLog(path, header)
+    resumed = EpisodeLog(path, header, resume=True)
+    assert sorted(resumed.done) == [0, 1, 2]
+    assert resumed.done[2] == _record(2)
+    resumed.append(_record(3))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 5 and json.loads(lines[-1])["index"] == 3
+    with pytest.raises(ValueError, match="different evaluation"):
+        EpisodeLog(path, {**header, "protocol_hash": "other"}, resume=True)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such result file"),
+        ("{not json", "not a JSON result file"),
+        ("[1, 2]", "a result is a JSON object"),
+        ('{"schema_version": 99}', "schema_version 99 is not supported"),
+        ('{"schema_version": 1, "env_id": "rlbench/CartPole-v1"}', "spec_hash: Field required"),
+    ],
+)
+def test_malformed_results_fail_clearly(tmp_path, content, message):
+    path = tmp_path / "result.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ResultError, match=message) as info:
+        load_result(path)
+    assert str(path) in str(info.value)
