@@ -295,21 +295,11 @@ class OnnxPolicy:
         *,
         action_space: gym.Space | None = None,
     ) -> None:
-        import onnxruntime as ort
-
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"ONNX policy file not found: {path}")
         metadata = load_metadata(path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        try:
-            self.session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise ValueError(f"{path} is not a loadable ONNX model: {exc}") from None
+        self.session = _onnx_session(path)
         inputs = self.session.get_inputs()
         if len(inputs) != 1 or inputs[0].name != "obs" or inputs[0].type != "tensor(float)":
             got = [(i.name, i.type) for i in inputs]
@@ -335,6 +325,13 @@ class OnnxPolicy:
         self.obs_shape = tuple(inputs[0].shape[1:])
         self._rng = np.random.default_rng()
         self.identity = artifact_identity(path, "onnx", metadata, output=self.output)
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable: the session is opened again
+        return {k: v for k, v in self.__dict__.items() if k != "session"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.session = _onnx_session(self.path)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -369,6 +366,21 @@ class OnnxPolicy:
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
         return int(self._rng.choice(len(p), p=p / p.sum()))
+
+
+def _onnx_session(path: Path) -> Any:
+    """An onnxruntime session on CPU with one thread (workers run in parallel, not ops)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    try:
+        return ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:
+        raise ValueError(f"{path} is not a loadable ONNX model: {exc}") from None
 
 
 def export_sb3_to_onnx(model: Any, path: str | Path, *, opset: int = 17) -> Path:

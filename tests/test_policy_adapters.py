@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from pathlib import Path
 
 import gymnasium as gym
@@ -313,6 +314,9 @@ def test_onnx_logits_policy_masks_and_samples_with_its_seed(models_dir, tmp_path
     assert set(first) == {0, 1}
     mask = {"action_mask": np.array([1, 0], np.int8)}
     assert {int(stochastic.act(o, mask)) for o in obs} == {0}
+    stochastic.reset(4)
+    clone = pickle.loads(pickle.dumps(stochastic))  # e.g. sent to a worker process
+    assert [int(clone.act(o, {})) for o in obs] == [int(stochastic.act(o, {})) for o in obs]
     with pytest.raises(ValueError, match="every action is masked out"):
         stochastic.act(obs[0], {"action_mask": np.array([0, 0], np.int8)})
 

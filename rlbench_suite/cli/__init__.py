@@ -1,6 +1,10 @@
 """The ``rlbench`` command (typer + rich); each module registers its subcommands on ``app``."""
 
-from rlbench_suite.cli import catalog_commands, eval_commands  # noqa: F401  (registers commands)
+from rlbench_suite.cli import (  # noqa: F401  (the modules register their commands)
+    analysis_commands,
+    catalog_commands,
+    eval_commands,
+)
 from rlbench_suite.cli.common import app
 
 __all__ = ["app"]

@@ -14,11 +14,11 @@ BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are reproducible
 
 
-def primary_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
+def primary_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
     """Per-episode values of the card's primary metric (the return, or success as 0/1)."""
     if card.primary_metric in ("success_rate", "win_rate"):
-        return np.array([float(e.success) for e in episodes])
-    return np.array([e.r for e in episodes])
+        return np.asarray(successes, dtype=float)
+    return np.asarray(returns, dtype=float)
 
 
 def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
@@ -39,7 +39,10 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     random, expert = card.reference.random, card.reference.expert
     normalized = None
     if random is not None and expert is not None and random.value != expert.value:
-        values = normalized_score(primary_values(card, episodes), random.value, expert.value)
+        successes = [e.success for e in episodes]
+        values = normalized_score(
+            primary_values(card, returns, successes), random.value, expert.value
+        )
         estimate = interval_estimates(
             values, "mean", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
         )["mean"]

@@ -1,0 +1,140 @@
+"""``rlbench benchmark | results compare | results plot | tournament``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from rlbench_suite.catalog import UnknownEnvError
+from rlbench_suite.cli.common import app, console, fail, progress_bar
+from rlbench_suite.cli.eval_commands import results_app
+from rlbench_suite.evaluation.result import Result, ResultError, load_result
+
+
+def _load_all(files: list[Path]) -> list[Result]:
+    try:
+        return [load_result(path) for path in files]
+    except ResultError as exc:
+        raise fail(str(exc)) from None
+
+
+@app.command()
+def benchmark(
+    suite: Annotated[str, typer.Argument(help="A suite of cards, e.g. classic-control.")],
+    policy: Annotated[str, typer.Option(help="The policy spec.")],
+    episodes: Annotated[int | None, typer.Option(min=1, help="Episodes per env.")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Workers per env.")] = None,
+    backend: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    out_dir: Annotated[Path, typer.Option(help="Where results go.")] = Path("rlbench-results"),
+    resume: Annotated[bool, typer.Option(help="Keep finished envs, continue the rest.")] = False,
+) -> None:
+    """Evaluate a policy on every card of a suite: one result per env and an aggregate."""
+    from rlbench_suite.evaluation.suite import run_suite, suite_cards
+
+    try:
+        total = len(suite_cards(suite))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    directory = out_dir / suite / "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)
+    with progress_bar() as progress:
+        task = progress.add_task(f"suite {suite}", total=total)
+        try:
+            results, summary = run_suite(
+                suite, policy, directory, episodes=episodes, workers=workers, backend=backend,
+                resume=resume, on_env=lambda card: progress.update(task, description=card.id),
+            )  # fmt: skip
+        except (ValueError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
+            raise fail(str(exc)) from None
+        progress.update(task, completed=total)
+    table = Table(title=f"{suite}: {policy}")
+    for column in ("env", "mean return", "95% interval", "success rate"):
+        table.add_column(column)
+    for result in results:
+        mean, rate = result.aggregates["return_mean"], result.aggregates["success_rate"]
+        table.add_row(result.env_id, f"{mean.point:.4g}", f"[{mean.low:.4g}, {mean.high:.4g}]",
+                      f"{rate.point:.2f}")  # fmt: skip
+    console.print(table)
+    if summary.aggregates:
+        for name, est in summary.aggregates.items():
+            console.print(f"normalized {name}: {est.point:.1f} [{est.low:.1f}, {est.high:.1f}]")
+    if summary.unscored:
+        console.print(
+            f"not in the aggregate (no expert reference yet): {len(summary.unscored)} envs"
+        )
+    console.print(f"results and summary.json written to {directory}")
+
+
+@results_app.command("compare")
+def results_compare(
+    first: Annotated[Path, typer.Argument(help="Result A.")],
+    second: Annotated[Path, typer.Argument(help="Result B.")],
+) -> None:
+    """Compare two results of the same protocol: aggregates and P(A > B) on returns."""
+    from rlbench_suite.evaluation.metrics import probability_of_improvement
+    from rlbench_suite.evaluation.plots import policy_label
+
+    a, b = _load_all([first, second])
+    if a.protocol_hash != b.protocol_hash:
+        raise fail(
+            f"{first} and {second} were evaluated under different protocols "
+            f"({a.protocol.protocol_id} vs {b.protocol.protocol_id}); results of different "
+            "protocols are never compared"
+        )
+    table = Table(title=f"{a.env_id}: A = {policy_label(a)}, B = {policy_label(b)}")
+    for column in ("metric", "A", "B"):
+        table.add_column(column)
+    for name in a.aggregates:
+        ea, eb = a.aggregates[name], b.aggregates[name]
+        table.add_row(name, f"{ea.point:.4g} [{ea.low:.4g}, {ea.high:.4g}]",
+                      f"{eb.point:.4g} [{eb.low:.4g}, {eb.high:.4g}]")  # fmt: skip
+    console.print(table)
+    p = probability_of_improvement(np.array(a.returns)[:, None], np.array(b.returns)[:, None],
+                                   random_state=0)  # fmt: skip
+    console.print(f"P(return of A > return of B) = {p.point:.3f} [{p.low:.3f}, {p.high:.3f}]")
+
+
+@results_app.command("plot")
+def results_plot(
+    files: Annotated[list[Path], typer.Argument(help="Result JSON files.")],
+    out: Annotated[Path, typer.Option(help="The figure, .png or .svg.")] = Path("results.png"),
+) -> None:
+    """Per-env bars with intervals, aggregate estimates and performance profiles."""
+    from rlbench_suite.evaluation.plots import plot_results
+
+    try:
+        path = plot_results(_load_all(files), out)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"figure written to {path}")
+
+
+@app.command()
+def tournament(
+    env_id: Annotated[str, typer.Argument(help="A two-player card, e.g. rlbench/TicTacToe-v3.")],
+    policy: Annotated[list[str], typer.Option(help="A player's policy spec (repeat).")],
+    games: Annotated[int, typer.Option(min=1, help="Games per pairing (seats alternate).")] = 10,
+    first_seed: Annotated[int, typer.Option(min=0, help="Seed of each pairing's first game.")] = 0,
+) -> None:
+    """Round-robin tournament; maximum-likelihood Elo ratings with bootstrap intervals."""
+    from rlbench_suite.evaluation.tournament import round_robin
+
+    pairings = len(set(policy)) * (len(set(policy)) - 1) // 2
+    with progress_bar() as progress:
+        task = progress.add_task("games", total=pairings * games)
+        try:
+            standings = round_robin(env_id, policy, games=games, first_seed=first_seed,
+                                    on_game=lambda: progress.advance(task))  # fmt: skip
+        except (ValueError, FileNotFoundError, UnknownEnvError) as exc:
+            raise fail(str(exc)) from None
+    table = Table(title=f"{env_id}: {games} games per pairing")
+    for column in ("policy", "Elo", "95% interval", "W", "D", "L"):
+        table.add_column(column)
+    for s in standings:
+        assert s.rating is not None
+        table.add_row(s.spec, f"{s.rating.point:.0f}", f"[{s.rating.low:.0f}, {s.rating.high:.0f}]",
+                      str(s.wins), str(s.draws), str(s.losses))  # fmt: skip
+    console.print(table)

@@ -1,0 +1,96 @@
+"""Round-robin tournaments on two-player games, rated by maximum-likelihood Elo."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rlbench_suite.catalog import get_card
+from rlbench_suite.evaluation.metrics import Estimate
+from rlbench_suite.evaluation.ratings import elo_intervals
+from rlbench_suite.policies import make_policy, policy_seed
+from rlbench_suite.registry import make_multiagent
+from rlbench_suite.wrappers.masks import split_masked_observation
+
+# one virtual draw per pairing keeps ratings finite when a player wins every game
+PRIOR_DRAWS = 1.0
+
+
+@dataclass
+class Standing:
+    """A player's record and rating."""
+
+    spec: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    rating: Estimate | None = None
+    games: list[tuple[str, float]] = field(default_factory=list)
+
+
+def play_game(env_id: str, specs: dict[str, str], seed: int) -> dict[str, float]:
+    """One game of a two-player card: agent -> its return. ``specs`` map agents to policies."""
+    env = make_multiagent(env_id, "aec")
+    try:
+        policies = {a: make_policy(spec, env=env, agent=a) for a, spec in specs.items()}
+        env.reset(seed=seed)
+        for k, agent in enumerate(env.possible_agents):
+            policies[agent].reset(policy_seed(seed + k))
+        totals = dict.fromkeys(env.possible_agents, 0.0)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            totals[agent] += float(reward)
+            if terminated or truncated:
+                action = None
+            else:
+                obs, info = split_masked_observation(obs, dict(info))
+                action = policies[agent].act(obs, info)
+            env.step(action)
+        return totals
+    finally:
+        env.close()
+
+
+def _score(own: float, other: float) -> float:
+    return 1.0 if own > other else 0.0 if own < other else 0.5
+
+
+def round_robin(
+    env_id: str, specs: list[str], games: int = 10, first_seed: int = 0,
+    reps: int = 1000, random_state: int = 0, on_game: Callable[[], None] | None = None,
+) -> list[Standing]:  # fmt: skip
+    """Every pair of policies plays ``games`` games, seats alternating; Elo with intervals.
+
+    Game ``g`` of a pairing uses seed ``first_seed + g``, so a tournament is reproducible.
+    Returns the standings, best rating first.
+    """
+    card = get_card(env_id)
+    if card.api == "gymnasium":
+        raise ValueError(f"{card.id} is single-agent; a tournament needs a two-player game")
+    if len(set(specs)) < 2:
+        raise ValueError("a tournament needs at least two different --policy specs")
+    env = make_multiagent(card.id, "aec")
+    seats = list(env.possible_agents)
+    env.close()
+    if len(seats) != 2:
+        raise ValueError(f"{card.id} has {len(seats)} agents; tournaments are for two players")
+    standings = {spec: Standing(spec) for spec in dict.fromkeys(specs)}
+    matches = []
+    for a, b in itertools.combinations(standings, 2):
+        for g in range(games):
+            first, second = (a, b) if g % 2 == 0 else (b, a)
+            totals = play_game(card.id, {seats[0]: first, seats[1]: second}, first_seed + g)
+            score = _score(totals[seats[0]], totals[seats[1]])
+            matches.append((first, second, score))
+            for spec, result in ((first, score), (second, 1.0 - score)):
+                record = standings[spec]
+                record.wins += result == 1.0
+                record.draws += result == 0.5
+                record.losses += result == 0.0
+            if on_game is not None:
+                on_game()
+    ratings = elo_intervals(matches, reps=reps, random_state=random_state, prior_draws=PRIOR_DRAWS)
+    for spec, estimate in ratings.items():
+        standings[spec].rating = estimate
+    return sorted(standings.values(), key=lambda s: -s.rating.point if s.rating else 0.0)

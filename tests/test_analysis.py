@@ -1,0 +1,117 @@
+"""Suites, comparisons, figures and tournaments built on evaluation results."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlbench_suite.catalog import RefScore, get_card
+from rlbench_suite.evaluation import suite as suite_module
+from rlbench_suite.evaluation.metrics import interval_estimates
+from rlbench_suite.evaluation.protocol import default_protocol
+from rlbench_suite.evaluation.runner import evaluate
+from rlbench_suite.evaluation.tournament import round_robin
+from tests.conftest import run_cli
+
+FIRST_LEGAL = "module:tests.toy_policies:first_legal"
+
+
+@pytest.fixture(scope="module")
+def two_results(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("results")
+    protocol = default_protocol("rlbench/CartPole-v1", episodes=6)
+    paths = []
+    for spec in ("random", "module:tests.toy_policies:first_legal"):
+        path = directory / f"{spec.split(':')[-1]}.json"
+        evaluate("rlbench/CartPole-v1", spec, protocol, workers=1, out=path)
+        paths.append(path)
+    return paths
+
+
+def test_compare_two_results(two_results):
+    proc = run_cli("results", "compare", *map(str, two_results))
+    assert proc.returncode == 0, proc.stderr
+    assert "P(return of A > return of B) =" in proc.stdout and "return_iqm" in proc.stdout
+
+
+def test_compare_refuses_different_protocols(two_results, tmp_path):
+    other = tmp_path / "other.json"
+    evaluate("rlbench/CartPole-v1", "random", default_protocol("rlbench/CartPole-v1", episodes=3),
+             workers=1, out=other)  # fmt: skip
+    proc = run_cli("results", "compare", str(two_results[0]), str(other))
+    assert proc.returncode == 2 and "different protocols" in proc.stderr
+
+
+def test_plot_writes_png_and_svg(two_results, tmp_path):
+    for name in ("fig.png", "fig.svg"):
+        proc = run_cli("results", "plot", *map(str, two_results), "--out", str(tmp_path / name))
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / name).stat().st_size > 5000
+    assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+    proc = run_cli("results", "plot", str(two_results[0]), "--out", str(tmp_path / "fig.jpg"))
+    assert proc.returncode == 2 and "must end in .png or .svg" in proc.stderr
+
+
+def test_suite_benchmark_and_resume(tmp_path):
+    args = ["benchmark", "classic-control", "--policy", "random", "--episodes", "2",
+            "--workers", "1", "--out-dir", str(tmp_path)]  # fmt: skip
+    proc = run_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    directory = tmp_path / "classic-control" / "random"
+    summary = json.loads((directory / "summary.json").read_text())
+    assert len(summary["results"]) == 5 and len(summary["unscored"]) == 5
+    assert summary["aggregates"] == {}  # no expert references on these cards yet
+    stamps = {p.name: p.stat().st_mtime_ns for p in directory.glob("*-v*.json")}
+    assert len(stamps) == 5
+    again = run_cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in directory.glob("*-v*.json")} == stamps
+    unknown = run_cli("benchmark", "classic-controll", "--policy", "random")
+    assert unknown.returncode == 2 and "accepted: box2d, classic-control" in unknown.stderr
+
+
+def test_suite_aggregate_over_normalized_scores(monkeypatch, two_results):
+    from rlbench_suite.evaluation.result import load_result
+
+    card = get_card("rlbench/CartPole-v1")
+    expert = RefScore(**{**card.reference.random.model_dump(), "value": 500.0, "policy": "x"})
+    scored = card.model_copy(
+        update={"reference": card.reference.model_copy(update={"expert": expert})}
+    )
+    monkeypatch.setattr(suite_module, "get_card", lambda env_id: scored)
+    results = [load_result(p) for p in two_results]
+    summary = suite_module.summarize_suite("s", "p", results, {})
+    random = card.reference.random.value
+    columns = [100 * (np.array(r.returns) - random) / (500.0 - random) for r in results]
+    matrix = np.stack(columns, axis=1)
+    expected = interval_estimates(matrix, reps=2000, random_state=0)
+    assert summary.scored == ["rlbench/CartPole-v1"] * 2
+    assert summary.aggregates["iqm"].point == pytest.approx(expected["iqm"].point)
+    assert summary.aggregates["mean"].low == pytest.approx(expected["mean"].low)
+
+
+def test_tournament_is_reproducible_and_consistent():
+    first = round_robin("rlbench/TicTacToe-v3", ["random", FIRST_LEGAL], games=8)
+    second = round_robin("rlbench/TicTacToe-v3", ["random", FIRST_LEGAL], games=8)
+    assert [(s.spec, s.wins, s.draws, s.losses) for s in first] == [
+        (s.spec, s.wins, s.draws, s.losses) for s in second
+    ]
+    assert all(s.wins + s.draws + s.losses == 8 for s in first)
+    assert sum(s.wins for s in first) == sum(s.losses for s in first)
+    assert sum(s.rating.point for s in first) == pytest.approx(2000.0)
+    better, worse = first
+    assert better.rating.point >= worse.rating.point
+    assert (better.wins - better.losses) >= (worse.wins - worse.losses)
+
+
+def test_tournament_refuses_bad_setups():
+    with pytest.raises(ValueError, match="single-agent"):
+        round_robin("rlbench/CartPole-v1", ["random", FIRST_LEGAL])
+    with pytest.raises(ValueError, match="at least two different"):
+        round_robin("rlbench/TicTacToe-v3", ["random", "random"])
+    proc = run_cli("tournament", "rlbench/TicTacToe-v3", "--policy", "random", "--policy",
+                   FIRST_LEGAL, "--games", "4")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Elo" in proc.stdout and "95% interval" in proc.stdout
