@@ -19,7 +19,7 @@ from rlbench_suite.policies import (
     make_policy,
     metadata_path,
 )
-from rlbench_suite.policy_adapters import detect_sb3_algorithm
+from rlbench_suite.policies.sb3 import detect_sb3_algorithm
 
 torch = pytest.importorskip("torch")
 sb3 = pytest.importorskip("stable_baselines3")

@@ -1,14 +1,9 @@
-"""The :class:`Policy` protocol, policy identities, and the policy adapters.
+"""The :class:`Policy` protocol, policy identities, sidecar metadata and the simple adapters.
 
 A policy maps an observation (and the step's ``info``) to an action. It is reset with a
 seed at the start of every episode so that stochastic policies are reproducible. Every
 adapter has an ``identity`` (:class:`PolicyIdentity`): what it is, where it came from, the
 SHA-256 of its artifact, and the seeds and budget it was trained with.
-
-This module is the public import place. The simplest adapters live here; the ones for SB3
-models, ONNX files, ``module:attr`` targets, baselines, joint multi-agent policies and
-:func:`make_policy` live in :mod:`rlbench_suite.policy_adapters` and are re-exported lazily,
-so importing this module never imports torch, stable-baselines3 or onnxruntime.
 
 Sidecar metadata
 ----------------
@@ -37,69 +32,13 @@ import json
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlbench_suite.wrappers.masks import get_action_mask
-
-if TYPE_CHECKING:
-    from rlbench_suite.policy_adapters import (
-        JointPolicy,
-        ModulePolicy,
-        OnnxPolicy,
-        SB3Policy,
-        available_baselines,
-        export_sb3_to_onnx,
-        make_policy,
-        resolve_baseline,
-    )
-
-__all__ = [
-    "CallablePolicy",
-    "JointPolicy",
-    "ModulePolicy",
-    "OnnxPolicy",
-    "Policy",
-    "PolicyIdentity",
-    "PolicyKind",
-    "PolicyMetadata",
-    "PolicyMetadataError",
-    "RandomPolicy",
-    "SB3Policy",
-    "agent_seed",
-    "as_policy",
-    "available_baselines",
-    "export_sb3_to_onnx",
-    "file_sha256",
-    "identity_of",
-    "load_metadata",
-    "make_policy",
-    "metadata_path",
-    "policy_seed",
-    "resolve_baseline",
-]
-
-_LAZY = {
-    "JointPolicy",
-    "ModulePolicy",
-    "OnnxPolicy",
-    "SB3Policy",
-    "available_baselines",
-    "export_sb3_to_onnx",
-    "make_policy",
-    "resolve_baseline",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from rlbench_suite import policy_adapters
-
-        return getattr(policy_adapters, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable
@@ -302,3 +241,23 @@ def agent_seed(seed: int, agent: str) -> int:
     return int(
         np.random.SeedSequence([seed, 0xA6E7, zlib.crc32(agent.encode())]).generate_state(1)[0]
     )
+
+
+def env_spaces(env: Any, agent: str | None = None) -> tuple[gym.Space, gym.Space]:
+    """(observation space, action space) of a Gymnasium env, or of a PettingZoo env's agent.
+
+    For a PettingZoo env without ``agent``, every agent must have the same spaces.
+    """
+    if isinstance(getattr(env, "action_space", None), gym.Space):
+        return env.observation_space, env.action_space
+    agents = list(getattr(env, "possible_agents", []))
+    if not agents or not callable(getattr(env, "action_space", None)):
+        raise TypeError(f"expected a Gymnasium or PettingZoo env, got {type(env)!r}")
+    if agent is not None:
+        if agent not in agents:
+            raise ValueError(f"unknown agent {agent!r}; the env's agents: {agents}")
+        return env.observation_space(agent), env.action_space(agent)
+    pairs = [(env.observation_space(a), env.action_space(a)) for a in agents]
+    if any(pair != pairs[0] for pair in pairs[1:]):
+        raise ValueError(f"agents {agents} have different spaces: pass agent=")
+    return pairs[0]

@@ -1,0 +1,95 @@
+"""Policies: the :class:`Policy` protocol, policy identities and the policy adapters.
+
+This package is the public import place; import every name from here. Its modules:
+
+- :mod:`~rlbench_suite.policies.core`: the protocol, :class:`PolicyIdentity`, sidecar
+  metadata (``<artifact>.meta.json``, format in that module's docstring), the random and
+  callable adapters, and the policy and agent seeds;
+- :mod:`~rlbench_suite.policies.sb3`: :class:`SB3Policy` and SB3 algorithm detection;
+- :mod:`~rlbench_suite.policies.onnx`: :class:`OnnxPolicy` (the ONNX convention is in that
+  module's docstring) and :func:`export_sb3_to_onnx`;
+- :mod:`~rlbench_suite.policies.module`: :class:`ModulePolicy` (``module:attr`` targets);
+- :mod:`~rlbench_suite.policies.joint`: :class:`JointPolicy` (one policy per agent);
+- :mod:`~rlbench_suite.policies.specs`: :func:`make_policy` and the baselines.
+
+All but ``core`` are loaded lazily, on first use of one of their names, so importing this
+package never imports torch, stable-baselines3 or onnxruntime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from rlbench_suite.policies.core import (
+    CallablePolicy,
+    Policy,
+    PolicyIdentity,
+    PolicyKind,
+    PolicyMetadata,
+    PolicyMetadataError,
+    RandomPolicy,
+    agent_seed,
+    as_policy,
+    file_sha256,
+    identity_of,
+    load_metadata,
+    metadata_path,
+    policy_seed,
+)
+from rlbench_suite.policies.core import (
+    Seed as Seed,
+)
+from rlbench_suite.policies.core import (
+    artifact_identity as artifact_identity,
+)
+
+if TYPE_CHECKING:
+    from rlbench_suite.policies.joint import JointPolicy
+    from rlbench_suite.policies.module import ModulePolicy
+    from rlbench_suite.policies.onnx import OnnxPolicy, export_sb3_to_onnx
+    from rlbench_suite.policies.sb3 import SB3Policy
+    from rlbench_suite.policies.specs import available_baselines, make_policy, resolve_baseline
+
+__all__ = [
+    "CallablePolicy",
+    "JointPolicy",
+    "ModulePolicy",
+    "OnnxPolicy",
+    "Policy",
+    "PolicyIdentity",
+    "PolicyKind",
+    "PolicyMetadata",
+    "PolicyMetadataError",
+    "RandomPolicy",
+    "SB3Policy",
+    "agent_seed",
+    "as_policy",
+    "available_baselines",
+    "export_sb3_to_onnx",
+    "file_sha256",
+    "identity_of",
+    "load_metadata",
+    "make_policy",
+    "metadata_path",
+    "policy_seed",
+    "resolve_baseline",
+]
+
+_LAZY = {
+    "JointPolicy": "joint",
+    "ModulePolicy": "module",
+    "OnnxPolicy": "onnx",
+    "SB3Policy": "sb3",
+    "available_baselines": "specs",
+    "export_sb3_to_onnx": "onnx",
+    "make_policy": "specs",
+    "resolve_baseline": "specs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
