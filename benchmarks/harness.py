@@ -68,11 +68,14 @@ class Variant:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A table row: subject's cost over peer's cost; ``goal`` is the highest acceptable ratio."""
+    """A table row: subject's cost over peer's cost; ``goal`` is the highest acceptable ratio,
+    or with ``at_least`` the lowest (e.g. a speed-up: the slow variant's cost over the fast one's).
+    """
 
     subject: str
     peer: str
     goal: float | None = None
+    at_least: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class Row:
     subject_detail: dict[str, Any] = field(default_factory=dict)
     peer_detail: dict[str, Any] = field(default_factory=dict)
     clock: str = "cpu"  # the clock this row was measured with
+    goal_at_least: bool = False  # the goal is a lower bound (a speed-up), not an upper one
 
 
 Benchmark = Callable[[Settings], list[Case]]
@@ -230,7 +234,8 @@ def compare(
                 ratio_p25=q[0],
                 ratio_p75=q[2],
                 goal=c.goal,
-                met=None if c.goal is None else ratio <= c.goal,
+                goal_at_least=c.at_least,
+                met=_met(ratio, c),
                 rounds=case.rounds or settings.rounds,
                 work_per_round=n,
                 subject_detail=details.get(c.subject, {}),
@@ -239,3 +244,9 @@ def compare(
             )
         )
     return rows
+
+
+def _met(ratio: float, comparison: Comparison) -> bool | None:
+    if comparison.goal is None:
+        return None
+    return ratio >= comparison.goal if comparison.at_least else ratio <= comparison.goal

@@ -47,7 +47,7 @@ def table(rows: list[Row], title: str) -> Table:
             f"{r.peer_rate:,.0f} {r.unit}/s",
             f"{r.ratio:.3f}x",
             f"{r.ratio_p25:.3f}-{r.ratio_p75:.3f}",
-            "" if r.goal is None else f"<= {r.goal:.2f}x",
+            "" if r.goal is None else f"{'>=' if r.goal_at_least else '<='} {r.goal:.2f}x",
             met,
         )
     return t

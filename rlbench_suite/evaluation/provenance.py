@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import platform
 import subprocess
@@ -54,14 +55,21 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def collect(started: dt.datetime | None = None, command: list[str] | None = None) -> Provenance:
-    """The provenance of the current process (``finished`` is filled in at the end)."""
-    packages = {}
+@functools.cache
+def package_versions() -> dict[str, str]:
+    """Versions of the installed packages that matter for results (read once per process)."""
+    versions = {}
     for name in PACKAGES:
         try:
-            packages[name] = metadata.version(name)
+            versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
+    return versions
+
+
+def collect(started: dt.datetime | None = None, command: list[str] | None = None) -> Provenance:
+    """The provenance of the current process (``finished`` is filled in at the end)."""
+    packages = dict(package_versions())
     commit = git("rev-parse", "HEAD")
     return Provenance(
         packages=packages,

@@ -202,37 +202,41 @@ def evaluate(
     started = dt.datetime.now(dt.UTC)
     clock = time.perf_counter()
 
-    probe_env = gym.make(card.id)
+    env = gym.make(card.id)  # builds the policy, and plays the episodes if in-process
     try:
-        probe = build_policy(policy, probe_env, protocol.deterministic)
-        identity = policy_identity(probe, policy)
-    finally:
-        probe_env.close()
-    protocol.check_disjoint(identity.get("train_seeds") or [], identity.get("tuning_seeds") or [])
+        prepared = build_policy(policy, env, protocol.deterministic)
+        identity = policy_identity(prepared, policy)
+        protocol.check_disjoint(
+            identity.get("train_seeds") or [], identity.get("tuning_seeds") or []
+        )
+        header = {"env_id": card.id, "protocol_hash": protocol.hash, "policy": identity}
+        log = EpisodeLog(_log_path(out), header, resume=resume) if out is not None else None
+        done: dict[int, EpisodeRecord] = dict(log.done) if log else {}
 
-    header = {"env_id": card.id, "protocol_hash": protocol.hash, "policy": identity}
-    log = EpisodeLog(_log_path(out), header, resume=resume) if out is not None else None
-    done: dict[int, EpisodeRecord] = dict(log.done) if log else {}
+        def record(episode: EpisodeRecord) -> None:
+            if log is not None:
+                log.append(episode)
+            done[episode.index] = episode
+            if on_episode is not None:
+                on_episode(episode)
 
-    def record(episode: EpisodeRecord) -> None:
-        if log is not None:
-            log.append(episode)
-        done[episode.index] = episode
         if on_episode is not None:
-            on_episode(episode)
+            for episode in done.values():
+                on_episode(episode)
+        pending = [(i, s) for i, s in enumerate(protocol.seeds) if i not in done]
+        if backend not in ("local", "ray"):
+            raise ValueError(f"unknown backend {backend!r}; accepted: local, ray")
+        if backend == "local" and (workers <= 1 or len(pending) <= 1):
+            for index, seed in pending:
+                record(play_episode(env, prepared, seed, index))
+        elif backend == "local":
+            run_local_pool(card.id, policy, protocol.deterministic, pending, workers, record)
+        else:
+            from rlbench_suite.evaluation.ray_runner import run_ray
 
-    if on_episode is not None:
-        for episode in done.values():
-            on_episode(episode)
-    pending = [(i, s) for i, s in enumerate(protocol.seeds) if i not in done]
-    if backend == "local":
-        run_local_pool(card.id, policy, protocol.deterministic, pending, workers, record)
-    elif backend == "ray":
-        from rlbench_suite.evaluation.ray_runner import run_ray
-
-        run_ray(card.id, policy, protocol.deterministic, pending, workers, record, address)
-    else:
-        raise ValueError(f"unknown backend {backend!r}; accepted: local, ray")
+            run_ray(card.id, policy, protocol.deterministic, pending, workers, record, address)
+    finally:
+        env.close()
 
     episodes = [done[i] for i in range(protocol.episodes)]
     provenance = collect(started=started).model_copy(update={"finished": dt.datetime.now(dt.UTC)})
