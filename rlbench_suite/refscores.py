@@ -14,6 +14,7 @@ from rlbench_suite import __version__
 from rlbench_suite.catalog import EnvCard, RefScore, load_card
 from rlbench_suite.evaluation.episodes import play_episode
 from rlbench_suite.evaluation.result import EpisodeRecord
+from rlbench_suite.evaluation.summary import primary_values
 from rlbench_suite.policies import Policy, RandomPolicy
 
 
@@ -41,13 +42,7 @@ def play_episodes(
 
 def metric_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
     """Per-episode values of the card's primary metric."""
-    if card.primary_metric == "return":
-        return np.array([e.r for e in episodes], dtype=np.float64)
-    if card.primary_metric in ("success_rate", "win_rate"):
-        return np.array([float(e.success) for e in episodes], dtype=np.float64)
-    raise NotImplementedError(
-        f"{card.id}: primary metric {card.primary_metric!r} needs the environment's max score"
-    )
+    return primary_values(card, [e.r for e in episodes], [e.success for e in episodes])
 
 
 def measure(

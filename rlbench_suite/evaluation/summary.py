@@ -18,6 +18,11 @@ def primary_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
     """Per-episode values of the card's primary metric (the return, or success as 0/1)."""
     if card.primary_metric in ("success_rate", "win_rate"):
         return np.asarray(successes, dtype=float)
+    if card.primary_metric != "return":
+        raise ValueError(
+            f"{card.id}: primary metric {card.primary_metric!r} needs the environment's "
+            "maximum score, which the suite does not record yet"
+        )
     return np.asarray(returns, dtype=float)
 
 
