@@ -158,6 +158,10 @@ def test_cli_eval_then_reproduce(tmp_path):
     data = json.loads(out.read_text())
     data["returns"][2] += 1.0
     out.write_text(json.dumps(data))
+    tampered = run_cli("reproduce", str(out), "--workers", "1")
+    assert tampered.returncode == 2 and "return_mean does not match" in tampered.stderr
+    data["aggregates"]["return_mean"]["point"] += 1.0 / 5  # a consistent edit still differs
+    out.write_text(json.dumps(data))
     differs = run_cli("reproduce", str(out), "--workers", "1")
     assert differs.returncode == 1 and "episode 2 (seed 1000002)" in differs.stdout
 
@@ -182,3 +186,37 @@ def test_results_show_refuses_a_malformed_file(tmp_path):
     path.write_text('{"schema_version": 1}')
     proc = run_cli("results", "show", str(path))
     assert proc.returncode == 2 and "invalid result" in proc.stderr
+
+
+def test_worker_failures_are_clear_errors(tmp_path):
+    broken = "module:tests.toy_policies:broken"
+    proc = run_cli("eval", "rlbench/CartPole-v1", "--policy", broken, "--episodes", "4",
+                   "--workers", "2", "--out", str(tmp_path / "x.json"))  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "an evaluation worker failed: RuntimeError: this policy always fails" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_protocol_must_fit_the_registered_env():
+    from rlbench_suite.evaluation.runner import EvaluationError
+
+    protocol = default_protocol("rlbench/Pendulum-v1", episodes=2)
+    shorter = protocol.model_copy(update={"max_episode_steps": 50})
+    with pytest.raises(EvaluationError, match="step limit differs"):
+        evaluate("rlbench/Pendulum-v1", "random", shorter, workers=1)
+    with pytest.raises(ValueError, match="greater than or equal to 0"):
+        default_protocol("rlbench/Pendulum-v1", seeds=[-1, 2])
+
+
+def test_stochastic_sb3_policy_is_identical_across_workers(tmp_path):
+    torch = pytest.importorskip("torch")
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    path = tmp_path / "ppo.zip"
+    PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, seed=0, device="cpu").save(path)
+    protocol = default_protocol("rlbench/CartPole-v1", episodes=4, deterministic=False)
+    one = evaluate("rlbench/CartPole-v1", f"sb3:{path}", protocol, workers=1)
+    two = evaluate("rlbench/CartPole-v1", f"sb3:{path}", protocol, workers=2)
+    assert _per_episode(one) == _per_episode(two)
+    assert one.policy["artifact_sha256"] and one.policy["kind"] == "sb3"

@@ -78,6 +78,11 @@ def results_compare(
     from rlbench_suite.evaluation.plots import policy_label
 
     a, b = _load_all([first, second])
+    if a.spec_hash != b.spec_hash:
+        raise fail(
+            f"{first} and {second} were evaluated on different definitions of {a.env_id} "
+            "(spec hashes differ); results of different environments are never compared"
+        )
     if a.protocol_hash != b.protocol_hash:
         raise fail(
             f"{first} and {second} were evaluated under different protocols "
@@ -117,7 +122,9 @@ def tournament(
     env_id: Annotated[str, typer.Argument(help="A two-player card, e.g. rlbench/TicTacToe-v3.")],
     policy: Annotated[list[str], typer.Option(help="A player's policy spec (repeat).")],
     games: Annotated[int, typer.Option(min=1, help="Games per pairing (seats alternate).")] = 10,
-    first_seed: Annotated[int, typer.Option(min=0, help="Seed of each pairing's first game.")] = 0,
+    first_seed: Annotated[
+        int | None, typer.Option(min=0, help="Seed of each pairing's first game (default: card's).")
+    ] = None,
 ) -> None:
     """Round-robin tournament; maximum-likelihood Elo ratings with bootstrap intervals."""
     from rlbench_suite.evaluation.tournament import round_robin

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Annotated
 
 import typer
@@ -52,6 +53,12 @@ def main(
     ] = False,
 ) -> None:
     """rlbench-suite command line."""
+    # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def progress_bar() -> Progress:

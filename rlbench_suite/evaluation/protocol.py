@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -43,7 +43,9 @@ class EvalProtocol(BaseModel):
     version: int = PROTOCOL_VERSION
     env_id: str
     episodes: int = Field(gt=0)
-    seeds: list[int] = Field(min_length=1, description="one reset seed per episode")
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(
+        min_length=1, description="one reset seed per episode (non-negative, as Gymnasium's)"
+    )
     deterministic: bool = True
     wrappers: list[dict[str, Any]] = Field(default_factory=list)
     max_episode_steps: int | None = None
@@ -75,7 +77,7 @@ class EvalProtocol(BaseModel):
                 raise SeedOverlapError(
                     f"{len(overlap)} evaluation seed(s) of {self.protocol_id} were also "
                     f"{kind} seeds of the policy ({shown}); evaluation seeds must be disjoint "
-                    "from training and tuning seeds: pass other --seeds or --first-seed"
+                    "from training and tuning seeds: pass other --seeds"
                 )
 
 

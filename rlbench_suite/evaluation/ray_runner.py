@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from rlbench_suite.evaluation.result import EpisodeRecord
-from rlbench_suite.evaluation.runner import OnEpisode, PolicySource, split_statically
+from rlbench_suite.evaluation.runner import (
+    EvaluationError,
+    OnEpisode,
+    PolicySource,
+    split_statically,
+)
 
 
 class _EpisodeActor:
@@ -51,20 +56,29 @@ def run_ray(
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     try:
+        # every actor holds a CPU until its episodes are done: never ask for more than exist
+        free = int(ray.available_resources().get("CPU", 1))
+        chunks = split_statically(pending, max(1, min(workers, free)))
         actor_class = ray.remote(num_cpus=1)(_EpisodeActor)
-        chunks = split_statically(pending, workers)
         actors = [actor_class.remote(env_id, source, deterministic) for _ in chunks]
         # each actor's episodes are queued in order on that actor: a static division
-        waiting = [
-            actor.play.remote(index, seed)
-            for actor, chunk in zip(actors, chunks, strict=True)
-            for index, seed in chunk
-        ]
+        owner, remaining = {}, {}
+        for actor, chunk in zip(actors, chunks, strict=True):
+            remaining[actor] = len(chunk)
+            for index, seed in chunk:
+                owner[actor.play.remote(index, seed)] = actor
+        waiting = list(owner)
         while waiting:
             ready, waiting = ray.wait(waiting, num_returns=1)
-            on_episode(EpisodeRecord.model_validate(ray.get(ready[0])))
-        for actor in actors:
-            ray.kill(actor)
+            try:
+                record = ray.get(ready[0])
+            except ray.exceptions.RayError as exc:
+                raise EvaluationError(f"an evaluation actor failed: {exc}") from None
+            on_episode(EpisodeRecord.model_validate(record))
+            actor = owner[ready[0]]
+            remaining[actor] -= 1
+            if not remaining[actor]:
+                ray.kill(actor)  # free its CPU
     finally:
         if started_here:
             ray.shutdown()

@@ -82,6 +82,16 @@ class Result(BaseModel):
             )
         if self.seeds != self.protocol.seeds:
             raise ValueError("seeds differ from the protocol's seeds")
+        limit = self.protocol.max_episode_steps
+        if limit is not None and max(self.lengths) > limit:
+            raise ValueError(f"an episode is longer than the protocol's {limit} steps")
+        mean = self.aggregates.get("return_mean")
+        expected = sum(self.returns) / len(self.returns)
+        if mean is None or abs(mean.point - expected) > 1e-6 * max(1.0, abs(expected)):
+            raise ValueError("aggregates.return_mean does not match the per-episode returns")
+        rate = self.aggregates.get("success_rate")
+        if rate is None or abs(rate.point - sum(self.successes) / len(self.successes)) > 1e-9:
+            raise ValueError("aggregates.success_rate does not match the per-episode successes")
         return self
 
     def save(self, path: str | Path) -> Path:

@@ -33,6 +33,12 @@ from rlbench_suite.evaluation.summary import summarize
 from rlbench_suite.policies import Policy, as_policy
 
 Backend = Literal["local", "ray"]
+
+
+class EvaluationError(ValueError):
+    """An evaluation could not run (a worker failed, the protocol does not fit the env)."""
+
+
 PolicySource = str | Policy | Callable[..., Any]
 OnEpisode = Callable[[EpisodeRecord], None]
 
@@ -70,9 +76,12 @@ def run_episodes(
     env = gym.make(env_id)
     try:
         policy = build_policy(source, env, deterministic)
-        if mp.parent_process() is not None:  # a worker: keep to one core
+        parent = mp.parent_process()
+        if parent is not None:  # a worker: keep to one core
             _single_threaded_torch()
         for index, seed in assignments:
+            if parent is not None and not parent.is_alive():
+                return  # the run was stopped: do not go on alone
             on_episode(play_episode(env, policy, seed, index))
     finally:
         env.close()
@@ -88,8 +97,8 @@ def _pool_worker(
             lambda record: results.put(("episode", record.model_dump())),
         )  # fmt: skip
         results.put(("done", None))
-    except BaseException:  # reported to the parent, which stops the run
-        results.put(("error", traceback.format_exc()))
+    except BaseException as exc:  # reported to the parent, which stops the run
+        results.put(("error", (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
 
 
 def _single_threaded_torch() -> None:
@@ -139,7 +148,10 @@ def run_local_pool(
             elif kind == "done":
                 running -= 1
             else:
-                raise RuntimeError(f"an evaluation worker failed:\n{payload}")
+                message, trace = payload
+                error = EvaluationError(f"an evaluation worker failed: {message}")
+                error.add_note(trace)
+                raise error
     finally:
         for process in processes:
             if process.is_alive():
@@ -198,6 +210,16 @@ def evaluate(
     protocol = protocol or default_protocol(card.id)
     if protocol.env_id != card.id:
         raise ValueError(f"the protocol is for {protocol.env_id}, not {card.id}")
+    registered = default_protocol(card.id)
+    if (protocol.wrappers, protocol.max_episode_steps) != (
+        registered.wrappers,
+        registered.max_episode_steps,
+    ):
+        raise EvaluationError(
+            f"the protocol's wrapper stack or step limit differs from {card.id}'s registered "
+            "ones; the harness evaluates the registered environment, so only the episodes, "
+            "seeds and determinism of a protocol can be changed"
+        )
     workers = max(1, workers or os.cpu_count() or 1)
     started = dt.datetime.now(dt.UTC)
     clock = time.perf_counter()
@@ -209,7 +231,9 @@ def evaluate(
         protocol.check_disjoint(
             identity.get("train_seeds") or [], identity.get("tuning_seeds") or []
         )
-        header = {"env_id": card.id, "protocol_hash": protocol.hash, "policy": identity}
+        spec_hash = env_spec_hash(card.id)
+        header = {"env_id": card.id, "spec_hash": spec_hash, "protocol_hash": protocol.hash,
+                  "policy": identity}  # fmt: skip
         log = EpisodeLog(_log_path(out), header, resume=resume) if out is not None else None
         done: dict[int, EpisodeRecord] = dict(log.done) if log else {}
 
@@ -242,7 +266,7 @@ def evaluate(
     provenance = collect(started=started).model_copy(update={"finished": dt.datetime.now(dt.UTC)})
     result = Result(
         env_id=card.id,
-        spec_hash=env_spec_hash(card.id),
+        spec_hash=spec_hash,
         protocol=protocol,
         protocol_hash=protocol.hash,
         policy=identity,

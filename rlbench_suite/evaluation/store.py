@@ -39,10 +39,7 @@ class EpisodeLog:
     def _load(self) -> None:
         raw = self.path.read_bytes()
         good = raw[: raw.rfind(b"\n") + 1]  # a kill can leave a last line cut short
-        if len(good) != len(raw):
-            with self.path.open("r+b") as handle:
-                handle.truncate(len(good))
-        lines = good.decode("utf-8").splitlines()
+        lines = good.decode("utf-8", errors="replace").splitlines()
         if not lines:
             raise ValueError(f"{self.path}: empty episode log; remove it to start over")
         try:
@@ -54,6 +51,9 @@ class EpisodeLog:
                 f"{self.path} was written by a different evaluation (protocol, environment or "
                 "policy differ); remove it or write to another --out"
             )
+        if len(good) != len(raw):  # only once the log is known to be this evaluation's
+            with self.path.open("r+b") as handle:
+                handle.truncate(len(good))
         for number, line in enumerate(lines[1:], start=2):
             try:
                 record = EpisodeRecord.model_validate_json(line)

@@ -73,7 +73,7 @@ def run_suite(
     for card in suite_cards(suite):
         protocol = default_protocol(card.id, episodes=episodes)
         path = out_dir / f"{card.name}.json"
-        result = _finished(path, protocol.hash) if resume else None
+        result = _finished(path, protocol.hash, _identity(card, policy)) if resume else None
         if result is None:
             if on_env is not None:
                 on_env(card)
@@ -86,12 +86,27 @@ def run_suite(
     return results, summary
 
 
-def _finished(path: Path, protocol_hash: str) -> Result | None:
+def _identity(card: EnvCard, policy: str) -> dict[str, Any]:
+    """The identity the policy has now (its artifact may have changed since a result)."""
+    import gymnasium as gym
+
+    from rlbench_suite.policies import make_policy
+
+    env = gym.make(card.id)
+    try:
+        return make_policy(policy, env=env).identity.model_dump(mode="json")
+    finally:
+        env.close()
+
+
+def _finished(path: Path, protocol_hash: str, identity: dict[str, Any]) -> Result | None:
+    """A result at ``path`` of the same protocol and the same policy (spec and artifact)."""
     try:
         result = load_result(path)
     except ResultError:
         return None
-    return result if result.protocol_hash == protocol_hash else None
+    same_policy = all(result.policy.get(k) == identity.get(k) for k in ("spec", "artifact_sha256"))
+    return result if result.protocol_hash == protocol_hash and same_policy else None
 
 
 def summarize_suite(

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from rlbench_suite.catalog import get_card
 from rlbench_suite.evaluation.metrics import Estimate
+from rlbench_suite.evaluation.protocol import SeedOverlapError
 from rlbench_suite.evaluation.ratings import elo_intervals
-from rlbench_suite.policies import make_policy, policy_seed
+from rlbench_suite.policies import agent_seed, make_policy
 from rlbench_suite.registry import make_multiagent
 from rlbench_suite.wrappers.masks import split_masked_observation
 
@@ -35,8 +36,8 @@ def play_game(env_id: str, specs: dict[str, str], seed: int) -> dict[str, float]
     try:
         policies = {a: make_policy(spec, env=env, agent=a) for a, spec in specs.items()}
         env.reset(seed=seed)
-        for k, agent in enumerate(env.possible_agents):
-            policies[agent].reset(policy_seed(seed + k))
+        for agent in env.possible_agents:  # a stream per game and seat
+            policies[agent].reset(agent_seed(seed, agent))
         totals = dict.fromkeys(env.possible_agents, 0.0)
         for agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
@@ -57,13 +58,14 @@ def _score(own: float, other: float) -> float:
 
 
 def round_robin(
-    env_id: str, specs: list[str], games: int = 10, first_seed: int = 0,
+    env_id: str, specs: list[str], games: int = 10, first_seed: int | None = None,
     reps: int = 1000, random_state: int = 0, on_game: Callable[[], None] | None = None,
 ) -> list[Standing]:  # fmt: skip
     """Every pair of policies plays ``games`` games, seats alternating; Elo with intervals.
 
-    Game ``g`` of a pairing uses seed ``first_seed + g``, so a tournament is reproducible.
-    Returns the standings, best rating first.
+    Game ``g`` of a pairing uses seed ``first_seed + g`` (default: from the card's first
+    evaluation seed), so a tournament is reproducible; seeds a policy was trained or tuned on
+    are refused. Returns the standings, best rating first.
     """
     card = get_card(env_id)
     if card.api == "gymnasium":
@@ -75,6 +77,18 @@ def round_robin(
     env.close()
     if len(seats) != 2:
         raise ValueError(f"{card.id} has {len(seats)} agents; tournaments are for two players")
+    first_seed = card.evaluation.first_seed if first_seed is None else first_seed
+    seeds = set(range(first_seed, first_seed + games))
+    for spec in dict.fromkeys(specs):
+        env = make_multiagent(card.id, "aec")
+        identity = make_policy(spec, env=env, agent=seats[0]).identity
+        env.close()
+        used = seeds & (set(identity.train_seeds) | set(identity.tuning_seeds))
+        if used:
+            raise SeedOverlapError(
+                f"game seeds {sorted(used)[:10]} were training or tuning seeds of {spec!r}; "
+                "pass another --first-seed"
+            )
     standings = {spec: Standing(spec) for spec in dict.fromkeys(specs)}
     matches = []
     for a, b in itertools.combinations(standings, 2):
