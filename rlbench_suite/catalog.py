@@ -180,12 +180,20 @@ class EnvCard(_Model):
     def is_multiagent(self) -> bool:
         return self.api != "gymnasium"
 
-    def normalized_score(self, value: float) -> float:
-        """``value`` on the 0 (random) to 100 (expert) scale; NaN without both references."""
+    def reference_values(self) -> tuple[float, float] | None:
+        """``(random, expert)`` reference values, or None unless both exist and differ."""
         random, expert = self.reference.random, self.reference.expert
         if random is None or expert is None or expert.value == random.value:
+            return None
+        return random.value, expert.value
+
+    def normalized_score(self, value: float) -> float:
+        """``value`` on the 0 (random) to 100 (expert) scale; NaN without both references."""
+        references = self.reference_values()
+        if references is None:
             return math.nan
-        return 100.0 * (value - random.value) / (expert.value - random.value)
+        random, expert = references
+        return 100.0 * (value - random) / (expert - random)
 
 
 def _format_validation_error(path: Path, error: ValidationError) -> str:

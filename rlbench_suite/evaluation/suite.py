@@ -10,10 +10,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from rlbench_suite.catalog import EnvCard, get_card, select_cards
-from rlbench_suite.evaluation.metrics import interval_estimates, normalized_score
+from rlbench_suite.evaluation.metrics import interval_estimates
 from rlbench_suite.evaluation.protocol import default_protocol
 from rlbench_suite.evaluation.result import IntervalEstimate, Result, ResultError, load_result
-from rlbench_suite.evaluation.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, primary_values
+from rlbench_suite.evaluation.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
 
 
 class SuiteSummary(BaseModel):
@@ -44,12 +44,11 @@ def normalized_matrix(results: list[Result]) -> tuple[np.ndarray, list[str], lis
     columns, scored, unscored = [], [], []
     for result in results:
         card = get_card(result.env_id)
-        random, expert = card.reference.random, card.reference.expert
-        if random is None or expert is None or random.value == expert.value:
+        values = normalized_values(card, result.returns, result.successes)
+        if values is None:
             unscored.append(card.id)
             continue
-        values = primary_values(card, result.returns, result.successes)
-        columns.append(normalized_score(values, random.value, expert.value))
+        columns.append(values)
         scored.append(card.id)
     sizes = {len(c) for c in columns}
     if len(sizes) > 1:

@@ -26,6 +26,14 @@ def primary_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
     return np.asarray(returns, dtype=float)
 
 
+def normalized_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray | None:
+    """Per-episode normalized scores of the primary metric; None without both references."""
+    references = card.reference_values()
+    if references is None:
+        return None
+    return normalized_score(primary_values(card, returns, successes), *references)
+
+
 def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     """``aggregates`` and ``normalized_score`` of a result.
 
@@ -41,13 +49,9 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     aggregates = {f"return_{k}": IntervalEstimate(**v.as_dict()) for k, v in estimates.items()}
     rate = success_rate(np.array([e.success for e in episodes]))
     aggregates["success_rate"] = IntervalEstimate(**rate.as_dict())
-    random, expert = card.reference.random, card.reference.expert
     normalized = None
-    if random is not None and expert is not None and random.value != expert.value:
-        successes = [e.success for e in episodes]
-        values = normalized_score(
-            primary_values(card, returns, successes), random.value, expert.value
-        )
+    values = normalized_values(card, returns, [e.success for e in episodes])
+    if values is not None:
         estimate = interval_estimates(
             values, "mean", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
         )["mean"]

@@ -148,8 +148,4 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
 def _reference_scores(env_id: str) -> tuple[float | None, float | None]:
     from rlbench_suite.catalog import get_card
 
-    reference = get_card(env_id).reference
-    return (
-        reference.random.value if reference.random else None,
-        reference.expert.value if reference.expert else None,
-    )
+    return get_card(env_id).reference_values() or (None, None)
