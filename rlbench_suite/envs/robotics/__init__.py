@@ -1,0 +1,1 @@
+"""The suite's robotic environments (quadrotors on PyBullet and NumPy, MuJoCo arms)."""

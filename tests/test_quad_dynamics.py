@@ -1,0 +1,94 @@
+"""The batched NumPy quadrotor model: equilibria, free fall, torque signs, batching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlbench_suite.envs.robotics.quad_dynamics import (
+    CRAZYFLIE,
+    GRAVITY,
+    body_wrench,
+    rotation_matrices,
+    step,
+)
+
+
+def _state(n: int, z: float = 1.0):
+    position = np.zeros((n, 3))
+    position[:, 2] = z
+    quat = np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
+    return position, quat, np.zeros((n, 3)), np.zeros((n, 3))
+
+
+def _fly(rpm: np.ndarray, seconds: float, state=None):
+    n = rpm.shape[0]
+    state = state or _state(n)
+    for _ in range(round(seconds * 240)):
+        state = step(*state, rpm)
+    return state
+
+
+def test_crazyflie_motor_limits():
+    assert CRAZYFLIE.hover_rpm == pytest.approx(np.sqrt(GRAVITY * 0.027 / (4 * 3.16e-10)))
+    assert CRAZYFLIE.max_rpm / CRAZYFLIE.hover_rpm == pytest.approx(np.sqrt(2.25))
+
+
+def test_hover_rpm_holds_position():
+    position, _, _, omega = _fly(np.full((3, 4), CRAZYFLIE.hover_rpm), 2.0)
+    np.testing.assert_allclose(position, [[0.0, 0.0, 1.0]] * 3, atol=1e-9)
+    np.testing.assert_allclose(omega, 0.0, atol=1e-12)
+
+
+def test_free_fall_matches_the_closed_form():
+    position, _, velocity, _ = _fly(np.zeros((1, 4)), 0.5)
+    steps, dt = 120, 1 / 240
+    # explicit Euler: z drops by g dt^2 * (0 + 1 + ... + steps-1)
+    assert position[0, 2] == pytest.approx(1.0 - GRAVITY * dt * dt * steps * (steps - 1) / 2)
+    assert velocity[0, 2] == pytest.approx(-GRAVITY * 0.5)
+    # within Euler's O(dt) of the exact 1 - g t^2 / 2 (off by g dt t / 2 = 1 cm here)
+    assert position[0, 2] == pytest.approx(1.0 - 0.5 * GRAVITY * 0.25, abs=0.011)
+
+
+def test_torque_signs_roll_pitch_yaw():
+    hover = CRAZYFLIE.hover_rpm
+    _, torque = body_wrench(np.array([[hover * 1.01, hover * 1.01, hover, hover]]))
+    assert torque[0, 0] > 0 and abs(torque[0, 1]) < 1e-12  # motors 0, 1 up: +x torque
+    _, torque = body_wrench(np.array([[hover, hover * 1.01, hover * 1.01, hover]]))
+    assert torque[0, 1] > 0 and abs(torque[0, 0]) < 1e-12  # motors 1, 2 up: +y torque
+    _, torque = body_wrench(np.array([[hover, hover * 1.01, hover, hover * 1.01]]))
+    assert torque[0, 2] > 0  # motors 1, 3 up: +z (yaw) torque
+    thrust, torque = body_wrench(np.full((1, 4), hover))
+    assert thrust[0] == pytest.approx(CRAZYFLIE.mass * GRAVITY)
+    np.testing.assert_allclose(torque, 0.0, atol=1e-15)
+
+
+def test_yaw_spins_up_without_tilting():
+    hover = CRAZYFLIE.hover_rpm
+    rpm = np.array([[hover * 0.99, hover * 1.01, hover * 0.99, hover * 1.01]])
+    _, quat, _, omega = _fly(rpm, 0.5)
+    assert omega[0, 2] > 0.1 and np.allclose(omega[0, :2], 0.0, atol=1e-12)
+    up = rotation_matrices(quat)[0, :, 2]
+    np.testing.assert_allclose(up, [0, 0, 1], atol=1e-9)  # still level
+    np.testing.assert_allclose(np.linalg.norm(quat), 1.0)
+
+
+def test_batch_equals_one_drone_at_a_time():
+    rng = np.random.default_rng(0)
+    rpm = CRAZYFLIE.hover_rpm * rng.uniform(0.95, 1.05, size=(5, 4))
+    batched = _fly(rpm, 1.0)
+    for i in range(5):
+        single = _fly(rpm[i : i + 1], 1.0)
+        for a, b in zip(batched, single, strict=True):
+            np.testing.assert_allclose(a[i], b[0], rtol=1e-12, atol=1e-12)
+
+
+def test_rotation_matrices_are_orthonormal():
+    rng = np.random.default_rng(1)
+    quat = rng.normal(size=(50, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    rotations = rotation_matrices(quat)
+    np.testing.assert_allclose(
+        rotations @ rotations.transpose(0, 2, 1), np.eye(3)[None].repeat(50, 0), atol=1e-12
+    )
+    np.testing.assert_allclose(np.linalg.det(rotations), 1.0)
