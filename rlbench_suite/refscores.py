@@ -15,22 +15,26 @@ from rlbench_suite.catalog import EnvCard, RefScore, load_card
 from rlbench_suite.evaluation.episodes import play_episode
 from rlbench_suite.evaluation.result import EpisodeRecord
 from rlbench_suite.evaluation.summary import primary_values
-from rlbench_suite.policies import Policy, RandomPolicy
+from rlbench_suite.policies import Policy, RandomPolicy, make_policy
 
 
 def play_episodes(
-    card: EnvCard, policy: Policy | None, seeds: list[int], on_episode: Any = None
+    card: EnvCard, policy: Policy | str | None, seeds: list[int], on_episode: Any = None
 ) -> list[EpisodeRecord]:
     """Play one episode per seed through the card's stack (``gym.make(card.id)``).
 
     Episodes are played as the evaluation harness plays them
-    (:func:`~rlbench_suite.evaluation.episodes.play_episode`); ``policy=None`` plays
-    uniformly random actions, masked to the legal ones.
+    (:func:`~rlbench_suite.evaluation.episodes.play_episode`). ``policy`` is a Policy, a
+    ``--policy`` string for :func:`~rlbench_suite.policies.make_policy` (built on this env,
+    deterministic), or ``None``: uniformly random actions, masked to the legal ones.
     """
     env = gym.make(card.id)
-    policy = policy if policy is not None else RandomPolicy(env.action_space)
-    records = []
     try:
+        if policy is None or policy == "random":
+            policy = RandomPolicy(env.action_space)
+        elif isinstance(policy, str):
+            policy = make_policy(policy, env)
+        records = []
         for index, seed in enumerate(seeds):
             records.append(play_episode(env, policy, seed, index))
             if on_episode is not None:
@@ -47,28 +51,27 @@ def metric_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
 
 def measure(
     card: EnvCard,
-    policy: Policy | None = None,
-    policy_name: str = "random",
+    policy: str = "random",
     episodes: int = 100,
     first_seed: int = 10_000,
     on_episode: Any = None,
 ) -> RefScore:
-    """Measure the card's primary metric for ``policy`` over ``episodes`` seeded episodes."""
+    """Measure the primary metric of ``policy`` (a ``--policy`` string) over seeded episodes.
+
+    The score records the command that reproduces it.
+    """
     seeds = list(range(first_seed, first_seed + episodes))
     values = metric_values(card, play_episodes(card, policy, seeds, on_episode))
+    command = f"rlbench refscores {card.id} --episodes {episodes} --first-seed {first_seed}"
     return RefScore(
         value=round(float(values.mean()), 6),
         std=round(float(values.std()), 6),
-        policy=policy_name,
+        policy=policy,
         episodes=episodes,
         seeds=seeds,
         suite_version=__version__,
         measured=dt.date.today(),
-        command=(
-            f"rlbench refscores {card.id} --episodes {episodes} --first-seed {first_seed}"
-            if policy is None
-            else None
-        ),
+        command=command if policy == "random" else f"{command} --policy {policy}",
     )
 
 

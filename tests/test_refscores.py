@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench_suite.catalog import get_card
+from rlbench_suite.catalog import get_card, load_card
 from rlbench_suite.refscores import measure, metric_values, play_episodes
+from tests.conftest import REPO, run_cli
 
 
 @pytest.mark.parametrize(
@@ -34,3 +35,24 @@ def test_win_rate_counts_wins_only():
     wins = metric_values(card, stats)
     assert set(wins) <= {0.0, 1.0}
     assert all((s.r >= 1) == bool(w) for s, w in zip(stats, wins, strict=True))
+
+
+def test_policy_option_writes_the_expert_reference(content_copy):
+    spec = "module:tests.toy_policies:first_legal"
+    env = {"RLBENCH_CONTENT_ROOT": str(content_copy), "PYTHONPATH": str(REPO)}
+    done = run_cli("refscores", "rlbench/CartPole-v1", "--policy", spec, "--episodes", "4",
+                   "--first-seed", "7", "--write", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    card = load_card(content_copy / "envs" / "classic" / "CartPole-v1.toml")
+    expert = card.reference.expert
+    assert (expert.policy, expert.episodes, expert.seeds) == (spec, 4, [7, 8, 9, 10])
+    assert expert.command.endswith(f"--first-seed 7 --policy {spec}")
+    assert card.reference.random == get_card("rlbench/CartPole-v1").reference.random
+    again = measure(get_card("rlbench/CartPole-v1"), policy=spec, episodes=4, first_seed=7)
+    assert again.value == pytest.approx(expert.value)
+
+
+def test_unknown_policy_is_a_clear_error():
+    done = run_cli("refscores", "rlbench/CartPole-v1", "--policy", "module:nope:x")
+    assert done.returncode == 2
+    assert "cannot import module 'nope'" in done.stderr and "accepted: random" in done.stderr

@@ -176,24 +176,34 @@ def check(
 @app.command()
 def refscores(
     env_ids: Annotated[list[str] | None, typer.Argument(help="Ids (default: all).")] = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="The reference policy: 'random' (the random reference) or any other "
+            "--policy string, e.g. a scripted controller 'module:pkg.mod:Class' (the expert "
+            "reference)."
+        ),
+    ] = "random",
     episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment.")] = 100,
     first_seed: Annotated[int, typer.Option(min=0, help="Seed of the first episode.")] = 10_000,
     write: Annotated[bool, typer.Option(help="Write the scores onto the cards.")] = False,
     missing: Annotated[
-        bool, typer.Option(help="Skip cards that already have a random score.")
+        bool, typer.Option(help="Skip cards that already have this kind of reference score.")
     ] = False,
 ) -> None:
-    """Measure random-policy reference scores; with --write, record them on the cards.
+    """Measure reference scores; with --write, record them on the cards.
 
-    Each card is written as soon as it is measured, so an interrupted run keeps its finished
-    cards; rerun with --missing to go on where it stopped.
+    ``--policy random`` (the default) measures ``[reference.random]``; any other policy
+    measures ``[reference.expert]``. Each card is written as soon as it is measured, so an
+    interrupted run keeps its finished cards; rerun with --missing to go on where it stopped.
     """
     from rlbench_suite.refscores import measure, write_reference
 
+    kind = "random" if policy.strip() == "random" else "expert"
     selected = [
-        c for c in cards_or_all(env_ids) if not (missing and c.reference.random is not None)
+        c for c in cards_or_all(env_ids) if not (missing and getattr(c.reference, kind) is not None)
     ]
-    table = Table(title=f"random-policy reference scores ({episodes} episodes)")
+    table = Table(title=f"{kind} reference scores of {policy} ({episodes} episodes)")
     table.add_column("id", no_wrap=True)
     for column in ("metric", "value", "std", "seeds", "written"):
         table.add_column(column)
@@ -201,14 +211,18 @@ def refscores(
         overall = progress.add_task("environments", total=len(selected))
         for card in selected:
             task = progress.add_task(card.id, total=episodes)
-            score = measure(
-                card,
-                episodes=episodes,
-                first_seed=first_seed,
-                on_episode=lambda t=task: progress.advance(t),
-            )
+            try:
+                score = measure(
+                    card,
+                    policy=policy.strip(),
+                    episodes=episodes,
+                    first_seed=first_seed,
+                    on_episode=lambda t=task: progress.advance(t),
+                )
+            except (ValueError, FileNotFoundError) as exc:
+                raise fail(f"{card.id}: cannot measure policy {policy!r}: {exc}") from None
             if write:
-                write_reference(card_paths()[card.id], "random", score)
+                write_reference(card_paths()[card.id], kind, score)
             progress.remove_task(task)
             progress.advance(overall)
             table.add_row(

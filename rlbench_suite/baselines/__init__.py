@@ -1,0 +1,1 @@
+"""Reference agents: scripted and heuristic controllers (``scripted``), later trained baselines."""
