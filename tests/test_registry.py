@@ -10,6 +10,7 @@ import pytest
 import rlbench_suite
 from rlbench_suite import UnknownEnvError, make_multiagent
 from rlbench_suite.catalog import cards
+from rlbench_suite.registry import WRAPPED_ENTRY_POINT, WRAPPED_VECTOR_ENTRY_POINT
 from tests.conftest import run_python
 
 
@@ -18,8 +19,15 @@ def test_every_single_agent_card_is_a_gymnasium_spec():
         if card.is_multiagent:
             continue
         spec = gym.spec(card.id)
-        assert spec.entry_point == card.entry_point
         assert spec.max_episode_steps == card.max_episode_steps
+        if card.vector_entry_point is not None:  # the suite's own entry points build the stack
+            assert (spec.entry_point, spec.vector_entry_point) == (
+                WRAPPED_ENTRY_POINT, WRAPPED_VECTOR_ENTRY_POINT
+            )  # fmt: skip
+            assert spec.kwargs == {"env_id": card.id, **card.kwargs}
+            assert spec.additional_wrappers == ()
+            continue
+        assert spec.entry_point == card.entry_point
         assert spec.kwargs == card.kwargs
         names = [w.name for w in spec.additional_wrappers]
         assert names[0] == "rlbench/EpisodeStatistics-v0"
