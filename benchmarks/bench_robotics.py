@@ -9,6 +9,7 @@ PyBullet env. The unit is an env-step (1/48 s of simulated flight per drone). On
 cannot open 4096 PyBullet clients, and 4096 worker processes do not fit on 2 cores, so the
 peers run at most 256 (sync) and 8 (async) envs; their cost per env-step does not shrink
 with n (each env is stepped on its own), so their rates are what they would be at 4096.
+``--quick`` runs them at most 16 and 2 envs, two rounds.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def robotics_env_speed(settings: Settings) -> list[Case]:
                 ],
                 comparisons=[Comparison(env_id, PEER)],
                 work_per_round=400,
-                rounds=20,
+                rounds=4 if settings.quick else 20,
             )
         )
     return cases
@@ -99,7 +100,7 @@ def quad_batched(settings: Settings) -> list[Case]:
     """The batched quadrotor backend against Sync/AsyncVectorEnv over PyBullet."""
     cases = []
     for n in (1, 256, 4096):
-        sync_n, async_n = min(n, 256), min(n, 8)
+        sync_n, async_n = (min(n, 16), min(n, 2)) if settings.quick else (min(n, 256), min(n, 8))
         cases.append(
             Case(
                 env=f"QuadHover-v0 x{n}",
@@ -117,7 +118,7 @@ def quad_batched(settings: Settings) -> list[Case]:
                     Comparison(f"batched numpy x{n}", f"AsyncVectorEnv pybullet x{async_n}"),
                 ],
                 work_per_round=max(n, 256),
-                rounds=8,
+                rounds=2 if settings.quick else 8,
                 clock="wall",
             )
         )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import rlbench_suite  # noqa: F401
+import rlbench_suite
 from rlbench_suite.envs.robotics.quad import QuadHoverEnv, QuadWaypointsEnv
 from rlbench_suite.envs.robotics.quad_backends import NumpyQuads, PyBulletQuads
 from rlbench_suite.envs.robotics.quad_control import QuadPID, rpms_to_action
@@ -193,4 +193,60 @@ def test_rgb_array_render_is_headless():
     env.reset(seed=0)
     frame = env.render()
     assert frame.shape == (240, 320, 3) and frame.dtype == np.uint8 and frame.std() > 1
+    env.close()
+
+
+def _swarm(**kwargs):
+    return rlbench_suite.make_multiagent("rlbench/QuadSwarm-v0", "parallel", **kwargs)
+
+
+def test_pid_swarm_keeps_the_formation_without_collisions():
+    from rlbench_suite.baselines.scripted.quad import QuadPIDPolicy
+
+    env = _swarm()
+    obs, _ = env.reset(seed=3)
+    policies = {a: QuadPIDPolicy(env.observation_space(a)) for a in env.agents}
+    errors, collisions, cycles = [], 0, 0
+    while env.agents:
+        obs, _, terminated, _, info = env.step({a: policies[a].act(obs[a], {}) for a in obs})
+        assert not any(terminated.values())
+        errors.append([info[a]["position_error"] for a in info])
+        collisions += sum(info[a]["collisions"] for a in info)
+        cycles += 1
+    assert cycles == 480 and collisions == 0
+    assert np.mean(errors[144:]) < 0.15  # the slots move; the PID lags them a little
+    frame = env.render() if env.render_mode else None
+    assert frame is None
+    env.close()
+
+
+def test_a_crashed_drone_leaves_the_swarm_and_is_zeroed_for_the_others():
+    env = _swarm(num_drones=3)
+    obs, _ = env.reset(seed=0)
+    size = env.observation_space("drone_0").shape[0]
+    assert size == 3 + 6 * 2 + 20
+    gone = None
+    for _ in range(200):
+        actions = {a: np.array([1.0, -1.0, 1.0, -1.0], np.float32) if a == "drone_2"
+                   else np.zeros(4, np.float32) for a in env.agents}  # fmt: skip
+        obs, rewards, terminated, _, _ = env.step(actions)
+        if terminated.get("drone_2"):
+            gone = rewards["drone_2"]
+            break
+    assert gone is not None and gone <= -9.0  # the crash penalty
+    assert env.agents == ["drone_0", "drone_1"]
+    obs, *_ = env.step({a: np.zeros(4, np.float32) for a in env.agents})
+    # drone_0 sees drone_1 (index 0 of the others) and zeros for drone_2 (index 1)
+    others = obs["drone_0"][3:15].reshape(2, 2, 3)  # positions then velocities, per drone
+    assert np.all(others[:, 1] == 0.0) and np.any(others[0, 0] != 0.0)
+    with pytest.raises(ValueError, match="not in the game"):
+        env.step({"drone_2": np.zeros(4)})
+    env.close()
+
+
+def test_swarm_renders_headless():
+    env = _swarm(render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (240, 320, 3) and frame.std() > 1
     env.close()

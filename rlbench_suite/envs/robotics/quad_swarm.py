@@ -90,16 +90,18 @@ class QuadSwarmEnv(ParallelEnv):
         return (self.centre + drift)[:, None] + self.offsets
 
     def _observations(self) -> dict[str, np.ndarray]:
-        position, velocity = self.quads.position, self.quads.velocity
-        others = [np.delete(np.arange(self.n), i) for i in range(self.n)]
-        position = np.where(self.alive, position, position[:, [0]] * 0 + np.nan)
-        relative = np.stack(
-            [np.concatenate([(position[:, j] - position[:, [i]]).T.ravel(),
-                             (velocity[:, j] - velocity[:, [i]]).T.ravel()])
-             for i, j in enumerate(others)],
-            axis=1,
-        )  # fmt: skip
-        terms = np.nan_to_num(np.concatenate([self._slots() - self.quads.position, relative]))
+        # drones out of the game are seen as zeros
+        position = self.quads.position * self.alive
+        velocity = self.quads.velocity * self.alive
+        columns = []
+        for i in range(self.n):
+            others = np.delete(np.arange(self.n), i)
+            seen = self.alive[others]
+            columns.append(np.concatenate(
+                [((position[:, others] - position[:, [i]]) * seen).T.ravel(),
+                 ((velocity[:, others] - velocity[:, [i]]) * seen).T.ravel()]
+            ))  # fmt: skip
+        terms = np.concatenate([self._slots() - self.quads.position, np.stack(columns, axis=1)])
         obs = observations(terms, self.quads, self.last_action)
         return {a: obs[i] for i, a in enumerate(self.possible_agents) if a in self.agents}
 
