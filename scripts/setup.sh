@@ -20,4 +20,14 @@ pip_install --upgrade pip
 # https://download.pytorch.org/whl/cpu, to get the CPU build.
 pip_install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
 pip_install -e ".[${EXTRAS}]"
+# MuJoCo renders rgb_array frames headless through EGL (the package sets MUJOCO_GL=egl when
+# there is no display): install Mesa's EGL where it is missing and we may.
+if ! .venv/bin/python -c "import ctypes.util as u, sys; sys.exit(u.find_library('EGL') is None)"; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "== installing Mesa EGL for headless MuJoCo rendering"
+    apt-get update -qq && apt-get install -y -qq libegl1 libegl-mesa0 libgl1-mesa-dri >/dev/null
+  else
+    echo "== note: libEGL not found; MuJoCo rendering needs it (apt-get install libegl1 libegl-mesa0)"
+  fi
+fi
 echo "== installed: $(.venv/bin/rlbench --version)"

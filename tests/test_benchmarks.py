@@ -133,13 +133,6 @@ def test_eval_overhead_rows(quick_run):
                 harness["last_call_mean_return"], hand["last_call_mean_return"], rel_tol=1e-9
             )
     goals = {(r["env"], r["subject"], r["peer"]): r for r in rows if r["goal"] is not None}
-    # the robotics rows: each env beside HalfCheetah, the batched backend beside its peers
-    speed = {r["env"] for r in doc["rows"] if r["benchmark"] == "robotics_env_speed"}
-    assert {"QuadHover-v0", "KukaReach-v0", "ArmPickPlace-v0"} <= speed
-    batched = [r for r in doc["rows"] if r["benchmark"] == "quad_batched"]
-    assert {r["env"] for r in batched} == {f"QuadHover-v0 x{n}" for n in (1, 256, 4096)}
-    assert all(r["subject"].startswith("batched numpy") and r["subject_rate"] > 0 for r in batched)
-    assert {r["peer"].split(" ")[0] for r in batched} == {"SyncVectorEnv", "AsyncVectorEnv"}
     assert set(goals) == {
         ("HalfCheetah-v5", "evaluate", "hand loop"),
         ("HalfCheetah-v5", "evaluate", "evaluate_policy"),
