@@ -14,3 +14,13 @@ def first_legal(observation, info):
 def broken(observation, info):
     """A policy that fails on its first step (for error-path tests)."""
     raise RuntimeError("this policy always fails")
+
+
+def held_out_goals_only(observation, info):
+    """Zero actions on ArmReach, failing unless the goal is a test-split variation."""
+    from rlbench_suite.envs.robotics.arm import variation_split
+
+    split = variation_split(np.asarray(observation)[13:16])
+    if split != "test":
+        raise RuntimeError(f"expected a held-out (test) variation, got a {split} one")
+    return np.zeros(4, dtype=np.float32)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -80,14 +81,23 @@ def eval_command(
         None
     ),
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run (same --out).")] = False,
+    reset_option: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE passed to every reset (repeatable), e.g. split=test."),
+    ] = None,
 ) -> None:  # fmt: skip
-    """Evaluate a policy on an environment and write a scored, reproducible result."""
+    """Evaluate a policy on an environment and write a scored, reproducible result.
+
+    Reset options are part of the protocol (and its hash), so results on held-out variations
+    (``--reset-option split=test``) are never ranked with the default ones.
+    """
     if backend not in ("local", "ray"):
         raise fail(f"unknown --backend {backend!r}; accepted: local, ray")
     try:
         protocol = default_protocol(
             env_id, episodes=episodes, seeds=_parse_seeds(seeds),
             deterministic=False if stochastic else None,
+            reset_options=_parse_reset_options(reset_option or []),
         )  # fmt: skip
     except (UnknownEnvError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -97,6 +107,20 @@ def eval_command(
     )
     show_result(result)
     console.print(f"result written to {out}")
+
+
+def _parse_reset_options(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings as a dict; values are JSON where they parse, else strings."""
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--reset-option expects KEY=VALUE (e.g. split=test), got {item!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
 
 
 def show_result(result: Result) -> None:
@@ -110,8 +134,11 @@ def show_result(result: Result) -> None:
     for name, est in rows.items():
         table.add_row(name, f"{est.point:.4g}", f"[{est.low:.4g}, {est.high:.4g}]", est.method)
     console.print(table)
+    options = result.protocol.reset_options
     console.print(
-        f"{result.protocol.episodes} episodes, protocol {result.protocol.protocol_id}, "
+        f"{result.protocol.episodes} episodes, protocol {result.protocol.protocol_id}"
+        + (f" (reset options {options})" if options else "")
+        + ", "
         f"{result.backend} x{result.workers}, {result.wall_time_s:.1f} s, {result.verification}"
     )
 

@@ -11,14 +11,19 @@ from rlbench_suite.policies import Policy, policy_seed
 from rlbench_suite.wrappers.stats import STATS_KEY
 
 
-def play_episode(env: gym.Env, policy: Policy, seed: int, index: int = 0) -> EpisodeRecord:
-    """Play the episode ``env.reset(seed=seed)`` with ``policy.reset(policy_seed(seed))``.
+def play_episode(
+    env: gym.Env, policy: Policy, seed: int, index: int = 0,
+    reset_options: dict[str, Any] | None = None,
+) -> EpisodeRecord:  # fmt: skip
+    """Play the episode ``env.reset(seed=seed, options=reset_options)``.
+
+    The policy is reset with ``policy.reset(policy_seed(seed))``.
 
     The policy's random stream is derived from the seed but independent of the
     environment's, so an episode depends on its seed only: the same seed gives the same
     episode in any process, order or worker.
     """
-    obs, info = env.reset(seed=seed)
+    obs, info = env.reset(seed=seed, options=reset_options or None)
     policy.reset(policy_seed(seed))
     while True:
         obs, _, terminated, truncated, info = env.step(policy.act(obs, info))

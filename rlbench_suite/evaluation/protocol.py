@@ -49,6 +49,10 @@ class EvalProtocol(BaseModel):
     deterministic: bool = True
     wrappers: list[dict[str, Any]] = Field(default_factory=list)
     max_episode_steps: int | None = None
+    reset_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="passed to every reset, e.g. {'split': 'test'} for held-out variations",
+    )
 
     @model_validator(mode="after")
     def _seeds_match(self) -> EvalProtocol:
@@ -60,8 +64,12 @@ class EvalProtocol(BaseModel):
 
     @property
     def hash(self) -> str:
-        """SHA-256 of the protocol's canonical JSON."""
-        return canonical_hash(self.model_dump(mode="json"))
+        """SHA-256 of the protocol's canonical JSON (empty reset options left out, so the
+        protocols from before they existed keep their hashes)."""
+        data = self.model_dump(mode="json")
+        if not data["reset_options"]:
+            del data["reset_options"]
+        return canonical_hash(data)
 
     @property
     def protocol_id(self) -> str:
@@ -86,8 +94,11 @@ def default_protocol(
     episodes: int | None = None,
     seeds: list[int] | None = None,
     deterministic: bool | None = None,
+    reset_options: dict[str, Any] | None = None,
 ) -> EvalProtocol:
     """The card's default protocol, with any of episodes, seeds, determinism overridden.
+
+    ``reset_options`` go to every ``reset`` (``{"split": "test"}``: held-out variations).
 
     Given ``seeds`` fix the episodes; given ``episodes`` alone take that many seeds from
     the card's first evaluation seed.
@@ -106,4 +117,5 @@ def default_protocol(
         deterministic=defaults.deterministic if deterministic is None else deterministic,
         wrappers=[{"name": w.name, "kwargs": w.kwargs} for w in wrapper_specs(card)],
         max_episode_steps=card.max_episode_steps,
+        reset_options=dict(reset_options or {}),
     )

@@ -21,7 +21,9 @@ from rlbench_suite.evaluation.runner import (
 class _EpisodeActor:
     """Holds one environment and policy; plays episodes on request."""
 
-    def __init__(self, env_id: str, source: Any, deterministic: bool) -> None:
+    def __init__(
+        self, env_id: str, source: Any, deterministic: bool, reset_options: dict | None
+    ) -> None:
         import gymnasium as gym
 
         import rlbench_suite  # noqa: F401  (registers the ids in the actor's process)
@@ -29,18 +31,19 @@ class _EpisodeActor:
 
         self.env = gym.make(env_id)
         self.policy = build_policy(source, self.env, deterministic)
+        self.reset_options = reset_options
         _single_threaded_torch()
 
     def play(self, index: int, seed: int) -> dict[str, Any]:
         from rlbench_suite.evaluation.episodes import play_episode
 
-        return play_episode(self.env, self.policy, seed, index).model_dump()
+        return play_episode(self.env, self.policy, seed, index, self.reset_options).model_dump()
 
 
 def run_ray(
     env_id: str, source: PolicySource, deterministic: bool,
     pending: list[tuple[int, int]], workers: int, on_episode: OnEpisode,
-    address: str | None = None,
+    address: str | None = None, reset_options: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """Play the pending episodes on ``workers`` Ray actors (a local Ray if no ``address``)."""
     try:
@@ -60,7 +63,7 @@ def run_ray(
         free = int(ray.available_resources().get("CPU", 1))
         chunks = split_statically(pending, max(1, min(workers, free)))
         actor_class = ray.remote(num_cpus=1)(_EpisodeActor)
-        actors = [actor_class.remote(env_id, source, deterministic) for _ in chunks]
+        actors = [actor_class.remote(env_id, source, deterministic, reset_options) for _ in chunks]
         # each actor's episodes are queued in order on that actor: a static division
         owner, remaining = {}, {}
         for actor, chunk in zip(actors, chunks, strict=True):

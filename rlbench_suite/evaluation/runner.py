@@ -71,6 +71,7 @@ def run_episodes(
     deterministic: bool,
     assignments: list[tuple[int, int]],
     on_episode: OnEpisode,
+    reset_options: dict[str, Any] | None = None,
 ) -> None:
     """Play ``(index, seed)`` episodes in order in this process, reporting each."""
     env = gym.make(env_id)
@@ -82,19 +83,20 @@ def run_episodes(
         for index, seed in assignments:
             if parent is not None and not parent.is_alive():
                 return  # the run was stopped: do not go on alone
-            on_episode(play_episode(env, policy, seed, index))
+            on_episode(play_episode(env, policy, seed, index, reset_options))
     finally:
         env.close()
 
 
 def _pool_worker(
-    env_id: str, source: Any, deterministic: bool, assignments: list, results: Any
-) -> None:
+    env_id: str, source: Any, deterministic: bool, assignments: list, results: Any,
+    reset_options: dict[str, Any] | None = None,
+) -> None:  # fmt: skip
     """Process-pool worker: stream ``("episode", record)``, then ``("done", None)``."""
     try:
         run_episodes(
             env_id, source, deterministic, assignments,
-            lambda record: results.put(("episode", record.model_dump())),
+            lambda record: results.put(("episode", record.model_dump())), reset_options,
         )  # fmt: skip
         results.put(("done", None))
     except BaseException as exc:  # reported to the parent, which stops the run
@@ -118,17 +120,20 @@ def split_statically(pending: list[tuple[int, int]], workers: int) -> list[list[
 def run_local_pool(
     env_id: str, source: PolicySource, deterministic: bool,
     pending: list[tuple[int, int]], workers: int, on_episode: OnEpisode,
+    reset_options: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """Run the pending episodes on ``workers`` spawned processes, streaming results back."""
     if workers <= 1 or len(pending) <= 1:
-        run_episodes(env_id, source, deterministic, pending, on_episode)
+        run_episodes(env_id, source, deterministic, pending, on_episode, reset_options)
         return
     _check_picklable(source)
     context = _worker_context(env_id)
     results = context.Queue()
     processes = [
         context.Process(
-            target=_pool_worker, args=(env_id, source, deterministic, chunk, results), daemon=True
+            target=_pool_worker,
+            args=(env_id, source, deterministic, chunk, results, reset_options),
+            daemon=True,
         )
         for chunk in split_statically(pending, workers)
     ]
@@ -218,7 +223,7 @@ def evaluate(
         raise EvaluationError(
             f"the protocol's wrapper stack or step limit differs from {card.id}'s registered "
             "ones; the harness evaluates the registered environment, so only the episodes, "
-            "seeds and determinism of a protocol can be changed"
+            "seeds, determinism and reset options of a protocol can be changed"
         )
     workers = max(1, workers or os.cpu_count() or 1)
     started = dt.datetime.now(dt.UTC)
@@ -248,17 +253,20 @@ def evaluate(
             for episode in done.values():
                 on_episode(episode)
         pending = [(i, s) for i, s in enumerate(protocol.seeds) if i not in done]
+        options = dict(protocol.reset_options)
         if backend not in ("local", "ray"):
             raise ValueError(f"unknown backend {backend!r}; accepted: local, ray")
         if backend == "local" and (workers <= 1 or len(pending) <= 1):
             for index, seed in pending:
-                record(play_episode(env, prepared, seed, index))
+                record(play_episode(env, prepared, seed, index, options))
         elif backend == "local":
-            run_local_pool(card.id, policy, protocol.deterministic, pending, workers, record)
+            run_local_pool(card.id, policy, protocol.deterministic, pending, workers, record,
+                           options)  # fmt: skip
         else:
             from rlbench_suite.evaluation.ray_runner import run_ray
 
-            run_ray(card.id, policy, protocol.deterministic, pending, workers, record, address)
+            run_ray(card.id, policy, protocol.deterministic, pending, workers, record, address,
+                    options)  # fmt: skip
     finally:
         env.close()
 
