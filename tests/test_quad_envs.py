@@ -182,6 +182,8 @@ def test_bad_arguments_and_actions_get_clear_errors():
         gym.make("rlbench/QuadHover-v0", action_type="thrust")
     with pytest.raises(ValueError, match="accepted: pybullet, numpy"):
         QuadHoverEnv(backend="bullet")
+    with pytest.raises(ValueError, match="vectorization_mode='sync'"):
+        gym.make_vec("rlbench/QuadHover-v0", num_envs=2, backend="pybullet")
     env = QuadHoverEnv(backend="numpy")
     env.reset(seed=0)
     with pytest.raises(ValueError, match="finite"):

@@ -36,7 +36,13 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         ground_effect: bool = True,
         drag: bool = True,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        backend: str = "numpy",
     ) -> None:
+        if backend != "numpy":
+            raise ValueError(
+                f"the native vector env is the batched NumPy backend, got backend={backend!r}; "
+                "for PyBullet drones use gym.make_vec(id, n, vectorization_mode='sync')"
+            )
         check_choice("task", task, tuple(TASKS))
         self.action_type = check_choice("action_type", action_type, ACTION_TYPES)
         self.num_envs, self.max_episode_steps = num_envs, max_episode_steps
