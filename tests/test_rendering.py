@@ -16,8 +16,11 @@ def test_rgb_array_frames_are_real_images(env_id):
     env = gym.make(env_id, render_mode="rgb_array")
     env.reset(seed=0)
     first = env.render()
+    env.action_space.seed(0)
     for _ in range(10):
-        env.step(env.action_space.sample())
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
     later = env.render()
     env.close()
     assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3
