@@ -93,8 +93,8 @@ class QuadEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        start = self.task.sample(0, self.np_random)
-        self.quads.place(np.array([0]), start[None])
+        start = self.task.start(np.array([0]), self.task.draw(self.np_random)[None])
+        self.quads.place(np.array([0]), start)
         self.pid.reset()
         self.last_action[:] = 0.0
         self.steps = 0

@@ -23,7 +23,6 @@ from rlbench_suite.envs.robotics.quad_dynamics import (
     GRAVITY,
     Aerodynamics,
     QuadParams,
-    rotation_matrices,
     step,
     world_wrench,
 )
@@ -105,6 +104,7 @@ class PyBulletQuads:
         self.client = p.connect(p.DIRECT)
         self.position, self.quat = np.zeros((3, n)), np.zeros((4, n))
         self.velocity, self.omega = np.zeros((3, n)), np.zeros((3, n))
+        self.rotation = np.zeros((3, 3, n))  # body-to-world, from Bullet's own conversion
         self.place(np.arange(n), np.tile([0.0, 0.0, GROUND_Z], (n, 1)))
 
     def place(self, indices: np.ndarray, position: np.ndarray) -> None:
@@ -133,9 +133,8 @@ class PyBulletQuads:
     def tick(self, rpm: np.ndarray) -> None:
         p, client = self.p, self.client
         force, torque = world_wrench(
-            self.position, rotation_matrices(self.quat), self.velocity, rpm, self.params,
-            self.aero,
-        )  # fmt: skip
+            self.position, self.rotation, self.velocity, rpm, self.params, self.aero
+        )
         for i, drone in enumerate(self.drones):
             p.applyExternalForce(drone, -1, force[:, i].tolist(), self.position[:, i].tolist(),
                                  p.WORLD_FRAME, physicsClientId=client)  # fmt: skip
@@ -191,3 +190,4 @@ class PyBulletQuads:
             velocity, omega = p.getBaseVelocity(drone, physicsClientId=client)
             self.position[:, i], self.quat[:, i] = position, quat
             self.velocity[:, i], self.omega[:, i] = velocity, omega
+            self.rotation[:, :, i] = np.reshape(p.getMatrixFromQuaternion(quat), (3, 3))

@@ -20,6 +20,7 @@ world frame (as PyBullet reports them), motor speeds ``(4, n)`` [rpm], rotation 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +65,7 @@ class QuadParams:
             * np.sqrt(15 * self.max_rpm**2 * self.kf * self.ground_effect_coeff / max_thrust)
         )  # fmt: skip
 
-    @property
+    @functools.cached_property
     def mixer(self) -> np.ndarray:
         """``(4, 4)``: per-motor thrusts -> (collective thrust, torque x, y, z)."""
         lever = self.arm / np.sqrt(2.0)  # X configuration
@@ -76,6 +77,11 @@ class QuadParams:
                 list(np.asarray(self.yaw_signs) * self.km / self.kf),
             ]
         )
+
+    @functools.cached_property
+    def mixer_inverse(self) -> np.ndarray:
+        """``(4, 4)``: (collective thrust, torque x, y, z) -> per-motor thrusts."""
+        return np.linalg.inv(self.mixer)
 
 
 CRAZYFLIE = QuadParams()
@@ -108,7 +114,7 @@ def motor_rpms(
     The inverse of :func:`body_wrench`; motor thrusts are clipped to what the motors can
     give (0 to the top speed), so a wrench out of reach is approximated.
     """
-    forces = np.linalg.inv(params.mixer) @ np.concatenate([thrust[None], torque], axis=0)
+    forces = params.mixer_inverse @ np.concatenate([thrust[None], torque], axis=0)
     return np.sqrt(np.clip(forces / params.kf, 0.0, params.max_rpm**2))
 
 
@@ -154,28 +160,35 @@ def _force_and_body_torque(
     """World force ``(3, n)`` (without gravity) and body torque ``(3, n)``."""
     thrust, torque = body_wrench(rpm, params)
     if aero.ground_effect:
-        thrust = thrust + ground_effect(position, rotation, rpm, params)
-    force = rotation[:, 2] * thrust  # thrust along body z
+        thrust = thrust + ground_effect(position, rotation, thrust, params)
+    up = rotation[:, 2]  # body z in the world frame
+    force = up * thrust
     if aero.drag:
-        rotor_speed = rpm.sum(axis=0) * (2 * np.pi / 60)
-        drag = np.asarray(params.drag_coeff)[:, None] * rotor_speed
-        force -= rotate(rotation, drag * unrotate(rotation, velocity))
+        rotor_speed = (rpm[0] + rpm[1] + rpm[2] + rpm[3]) * (2 * np.pi / 60)
+        cx, cy, cz = params.drag_coeff
+        if cx == cy:  # R diag(c, c, cz) R^T v = c v + (cz - c) (v . up) up: no rotations
+            along = (velocity * up).sum(axis=0) * (cz - cx)
+            force -= rotor_speed * (cx * velocity + along * up)
+        else:
+            drag = np.asarray(params.drag_coeff)[:, None] * rotor_speed
+            force -= rotate(rotation, drag * unrotate(rotation, velocity))
     if aero.downwash:
         force[2] += downwash(position, params)
     return force, torque
 
 
 def ground_effect(
-    position: np.ndarray, rotation: np.ndarray, rpm: np.ndarray, params: QuadParams = CRAZYFLIE
-) -> np.ndarray:
+    position: np.ndarray, rotation: np.ndarray, thrust: np.ndarray,
+    params: QuadParams = CRAZYFLIE,
+) -> np.ndarray:  # fmt: skip
     """Extra thrust ``(n,)`` [N] near the floor (gym-pybullet-drones' model, at body height).
 
-    Acts only while the drone is upright (body z pointing up).
+    ``thrust`` is the motors' collective thrust; the extra acts only while the drone is
+    upright (body z pointing up).
     """
     height = np.maximum(position[2], params.ground_effect_clip)
     gain = params.ground_effect_coeff * (params.prop_radius / (4 * height)) ** 2
-    extra = params.kf * (rpm * rpm).sum(axis=0) * gain
-    return np.where(rotation[2, 2] > 0, extra, 0.0)
+    return np.where(rotation[2, 2] > 0, thrust * gain, 0.0)
 
 
 def downwash(position: np.ndarray, params: QuadParams = CRAZYFLIE) -> np.ndarray:
@@ -210,15 +223,16 @@ def step(
     force, torque = _force_and_body_torque(position, rotation, velocity, rpm, params, aero)
     velocity = velocity + (dt / params.mass) * force
     velocity[2] -= dt * GRAVITY
-    # Euler's equations in the body frame: I w' = tau - w x I w
-    inertia = np.asarray(params.inertia)[:, None]
-    rates = unrotate(rotation, omega)
-    spin = rates * inertia
-    gyroscopic = np.stack([rates[1] * spin[2] - rates[2] * spin[1],
-                           rates[2] * spin[0] - rates[0] * spin[2],
-                           rates[0] * spin[1] - rates[1] * spin[0]])  # fmt: skip
-    rates = rates + (dt / inertia) * (torque - gyroscopic)
-    omega = rotate(rotation, rates)
+    # Euler's equations in the body frame, I w' = tau - w x I w, for a diagonal inertia
+    wx, wy, wz = unrotate(rotation, omega)
+    ix, iy, iz = params.inertia
+    tx, ty, tz = torque
+    wx, wy, wz = (
+        wx + (dt / ix) * (tx - (iz - iy) * wy * wz),
+        wy + (dt / iy) * (ty - (ix - iz) * wz * wx),
+        wz + (dt / iz) * (tz - (iy - ix) * wx * wy),
+    )
+    omega = rotation[:, 0] * wx + rotation[:, 1] * wy + rotation[:, 2] * wz
     return position + dt * velocity, integrate_quaternion(quat, omega, dt), velocity, omega
 
 
@@ -233,7 +247,9 @@ def integrate_quaternion(quat: np.ndarray, omega: np.ndarray, dt: float) -> np.n
     dw = np.cos(half)
     x, y, z, w = quat
     # (dq) (x) q: a world-frame rotation applied after the current attitude
-    return np.stack(
-        [dw * x + dx * w + dy * z - dz * y, dw * y - dx * z + dy * w + dz * x,
-         dw * z + dx * y - dy * x + dz * w, dw * w - dx * x - dy * y - dz * z],
-    )  # fmt: skip
+    result = np.empty_like(quat)
+    result[0] = dw * x + dx * w + dy * z - dz * y
+    result[1] = dw * y - dx * z + dy * w + dz * x
+    result[2] = dw * z + dx * y - dy * x + dz * w
+    result[3] = dw * w - dx * x - dy * y - dz * z
+    return result

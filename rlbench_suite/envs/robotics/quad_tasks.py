@@ -60,6 +60,11 @@ def distances(points: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.sqrt((delta * delta).sum(axis=0))
 
 
+def _on_the_floor(xy: np.ndarray) -> np.ndarray:
+    """Start positions ``(k, 3)`` resting on the floor at ``xy`` ``(k, 2)``."""
+    return np.concatenate([xy, np.full((len(xy), 1), GROUND_Z)], axis=1)
+
+
 class HoverTask:
     """Take off and hold a seeded target; success is staying within 5 cm of it for 2 s.
 
@@ -82,12 +87,16 @@ class HoverTask:
     def obs_size(self) -> int:
         return self.target_size + STATE_SIZE
 
-    def sample(self, i: int, rng: np.random.Generator) -> np.ndarray:
-        """Draw episode ``i``'s target; return its start position."""
-        start = np.array([*rng.uniform(-0.5, 0.5, 2), GROUND_Z])
-        self.target[:, i] = [*rng.uniform(-1.0, 1.0, 2), rng.uniform(0.5, 1.5)]
-        self.held[i] = 0
-        return start
+    @staticmethod
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        """One episode's variation, as 5 uniform numbers (scaled by :meth:`start`)."""
+        return rng.random(5)
+
+    def start(self, indices: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """Begin episodes ``indices`` with their :meth:`draw` rows; return the starts ``(k, 3)``."""
+        self.target[:, indices] = (draws[:, 2:] * (2.0, 2.0, 1.0) - (1.0, 1.0, -0.5)).T
+        self.held[indices] = 0
+        return _on_the_floor(draws[:, :2] - 0.5)
 
     def target_terms(self, quads: QuadBackend) -> np.ndarray:
         """The target relative to the drone, ``(3, n)``."""
@@ -127,18 +136,29 @@ class WaypointsTask:
     def obs_size(self) -> int:
         return self.target_size + STATE_SIZE
 
-    def sample(self, i: int, rng: np.random.Generator) -> np.ndarray:
-        start = np.array([*rng.uniform(-0.5, 0.5, 2), GROUND_Z])
-        previous = start
-        for k in range(self.count):
+    @classmethod
+    def draw(cls, rng: np.random.Generator) -> np.ndarray:
+        """One episode's variation: start x, y, then the waypoints' x, y, z in order."""
+        start = rng.random(2) - 0.5
+        previous = np.array([*start, GROUND_Z])
+        values = [start]
+        for _ in range(cls.count):
             while True:
-                point = np.array([*rng.uniform(-1.5, 1.5, 2), rng.uniform(0.5, 1.5)])
+                u = rng.random(3)
+                point = np.array([3 * u[0] - 1.5, 3 * u[1] - 1.5, 0.5 + u[2]])
                 if np.linalg.norm(point - previous) >= 0.5:
                     break
-            self.waypoints[:, k, i] = previous = point
-        self.index[i] = 0
-        self.distance[i] = np.linalg.norm(self.waypoints[:, 0, i] - start)
-        return start
+            values.append(point)
+            previous = point
+        return np.concatenate(values)
+
+    def start(self, indices: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """Begin episodes ``indices`` with their :meth:`draw` rows; return the starts ``(k, 3)``."""
+        starts = _on_the_floor(draws[:, :2])
+        self.waypoints[:, :, indices] = draws[:, 2:].reshape(-1, self.count, 3).transpose(2, 1, 0)
+        self.index[indices] = 0
+        self.distance[indices] = np.linalg.norm(draws[:, 2:5] - starts, axis=1)
+        return starts
 
     def _current(self, offset: int = 0) -> np.ndarray:
         k = np.minimum(self.index + offset, self.count - 1)

@@ -60,15 +60,19 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         self.steps = np.zeros(num_envs, dtype=np.int64)
         self.pending = np.zeros(num_envs, dtype=bool)
 
-    def _reset_one(self, i: int, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rngs[i] = seeding.np_random(seed)[0]
-        start = self.task.sample(i, self.rngs[i])
-        self.quads.place(np.array([i]), start[None])
-        self.pid.reset(np.array([i]))
-        self.last_action[i] = 0.0
-        self.steps[i] = 0
-        self.pending[i] = False
+    def _reset(self, indices: np.ndarray, seeds: list[int | None] | None = None) -> None:
+        """Begin new episodes in envs ``indices`` (re-seeding those given a seed)."""
+        if len(indices) == 0:
+            return
+        for i, seed in zip(indices, seeds or [None] * len(indices), strict=True):
+            if seed is not None:
+                self.rngs[i] = seeding.np_random(seed)[0]
+        draws = np.stack([self.task.draw(self.rngs[i]) for i in indices])
+        self.quads.place(indices, self.task.start(indices, draws))
+        self.pid.reset(indices)
+        self.last_action[indices] = 0.0
+        self.steps[indices] = 0
+        self.pending[indices] = False
 
     def _obs(self) -> np.ndarray:
         return observations(self.task.target_terms(self.quads), self.quads, self.last_action)
@@ -83,8 +87,8 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         ]  # fmt: skip
         if len(seeds) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} seeds, got {len(seeds)}")
-        for i in np.flatnonzero(mask):
-            self._reset_one(int(i), seeds[i])
+        indices = np.flatnonzero(mask)
+        self._reset(indices, [seeds[i] for i in indices])
         return self._obs(), {}
 
     def step(
@@ -101,8 +105,7 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         self.steps += 1
         truncated = ~terminated & (self.steps >= self.max_episode_steps)
         reward, terminated, truncated = reward * live, terminated & live, truncated & live
-        for i in np.flatnonzero(~live):
-            self._reset_one(int(i))
+        self._reset(np.flatnonzero(~live))
         done = terminated | truncated
         masks = {f"_{key}": live.copy() for key in info}
         if mode == AutoresetMode.SAME_STEP and done.any():
@@ -117,8 +120,7 @@ class QuadVectorEnv(gym.vector.VectorEnv):
                              dtype=object)  # fmt: skip
         final_info = {key: value.copy() for key, value in info.items()}
         final_info.update({f"_{key}": done.copy() for key in info})
-        for i in np.flatnonzero(done):
-            self._reset_one(int(i))
+        self._reset(np.flatnonzero(done))
         return {**info, "final_obs": final_obs, "_final_obs": done.copy(),
                 "final_info": final_info, "_final_info": done.copy()}  # fmt: skip
 
