@@ -148,6 +148,11 @@ class EnvCard(_Model):
     primary_metric: Metric
     success: SuccessRule | None = None
     agent: str | None = Field(None, description="multi-agent: the agent the scores are for")
+    opponents: str | None = Field(
+        None,
+        description="multi-agent: the --policy spec the other agents play in the Gymnasium "
+        "view (partners in cooperative games); random when not given",
+    )
     wrappers: list[WrapperRef] = Field(default_factory=list)
     reference: References = Field(default_factory=References)
     evaluation: EvalDefaults = Field(default_factory=EvalDefaults)
@@ -166,8 +171,10 @@ class EnvCard(_Model):
             )
         if self.is_multiagent and self.agent is None:
             raise ValueError("a multi-agent card needs 'agent': the agent its scores are for")
-        if not self.is_multiagent and self.agent is not None:
-            raise ValueError("'agent' is only for multi-agent cards (api pettingzoo-*)")
+        if not self.is_multiagent and (self.agent, self.opponents) != (None, None):
+            raise ValueError(
+                "'agent' and 'opponents' are only for multi-agent cards (api pettingzoo-*)"
+            )
         if self.is_multiagent and self.vector_entry_point is not None:
             raise ValueError("'vector_entry_point' is only for single-agent (gymnasium) cards")
         return self

@@ -56,9 +56,14 @@ def register_card(card: EnvCard) -> None:
         vector_entry_point=card.vector_entry_point,
         max_episode_steps=card.max_episode_steps,
         reward_threshold=card.reward_threshold,
-        kwargs={"env_id": card.id} if card.is_multiagent else dict(card.kwargs),
+        kwargs=_agent_view_kwargs(card) if card.is_multiagent else dict(card.kwargs),
         additional_wrappers=wrapper_specs(card),
     )
+
+
+def _agent_view_kwargs(card: EnvCard) -> dict[str, Any]:
+    """The registered kwargs of a multi-agent card's Gymnasium view (in the spec and its hash)."""
+    return {"env_id": card.id} | ({"opponents": card.opponents} if card.opponents else {})
 
 
 def _register_with_vector_entry_point(card: EnvCard) -> None:
@@ -209,11 +214,28 @@ def make_agent_view(
 ) -> gym.Env:
     """The Gymnasium entry point of a multi-agent id: ``agent`` (default: the card's) against
     ``opponents`` (see :class:`~rlbench_suite.wrappers.MultiAgentToSingleAgent`); other
-    keyword arguments go to the game."""
+    keyword arguments go to the game.
+
+    ``opponents`` may also be a ``--policy`` string (or a dict of them by agent), built for
+    each other agent with :func:`~rlbench_suite.policies.make_policy`; the card's
+    ``opponents`` is the default.
+    """
     from rlbench_suite.wrappers.multiagent import MultiAgentToSingleAgent
 
     card = get_card(env_id)
     game = make_multiagent(card.id, "aec", **kwargs)
-    return MultiAgentToSingleAgent(
-        game, agent=agent or card.agent, opponents=opponents, on_illegal=on_illegal
-    )
+    agent = agent or card.agent
+    if isinstance(opponents, str) or (
+        isinstance(opponents, dict) and all(isinstance(v, str) for v in opponents.values())
+    ):
+        opponents = _opponents_from_specs(game, agent, opponents)
+    return MultiAgentToSingleAgent(game, agent=agent, opponents=opponents, on_illegal=on_illegal)
+
+
+def _opponents_from_specs(game: Any, agent: str, specs: str | dict[str, str]) -> dict[str, Any]:
+    """Policies for every agent but ``agent`` from ``--policy`` strings."""
+    from rlbench_suite.policies import make_policy
+
+    others = [a for a in game.possible_agents if a != agent]
+    by_agent = {a: specs for a in others} if isinstance(specs, str) else dict(specs)
+    return {a: make_policy(spec, game, agent=a) for a, spec in by_agent.items()}

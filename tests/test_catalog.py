@@ -196,7 +196,8 @@ measured = 2026-11-22
         (GOOD + REF.replace("2026-11-22", '"yesterday"'), "field 'reference.random.measured'"),
         (GOOD + '[success]\nkind = "return_at_least"\n', "needs a 'threshold'"),
         (GOOD.replace('"return"', '"success_rate"'), "needs a [success] rule"),
-        (GOOD + 'agent = "player_0"\n', "'agent' is only for multi-agent cards"),
+        (GOOD + 'agent = "player_0"\n', "'agent' and 'opponents' are only for multi-agent"),
+        (GOOD + 'opponents = "random"\n', "'agent' and 'opponents' are only for multi-agent"),
         (GOOD.replace('"gymnasium"', '"pettingzoo-aec"'), "needs 'agent'"),
         (
             GOOD + '[[wrappers]]\nname = "rlbench/EpisodeStatistics-v0"\ncolour = 1\n',

@@ -11,7 +11,7 @@ import rlbench_suite
 from rlbench_suite import UnknownEnvError, make_multiagent
 from rlbench_suite.catalog import cards
 from rlbench_suite.registry import WRAPPED_ENTRY_POINT, WRAPPED_VECTOR_ENTRY_POINT
-from tests.conftest import run_python
+from tests.conftest import REPO, run_python
 
 
 def test_every_single_agent_card_is_a_gymnasium_spec():
@@ -135,6 +135,40 @@ def test_multiagent_id_is_a_gymnasium_agent_view():
     second = gym.make("rlbench/TicTacToe-v3", agent="player_2", opponents=lambda obs, info: 4)
     _, info = second.reset(seed=0)
     assert info["action_mask"][4] == 0  # the opponent took the centre first
+
+
+def test_opponents_as_policy_specs():
+    rock = "module:tests.toy_policies:first_legal"  # action 0: rock
+    env = gym.make("rlbench/RockPaperScissors-v2", opponents=rock)
+    assert env.spec.kwargs["opponents"] == rock  # in the spec, so in its hash
+    env.reset(seed=0)
+    wins = [env.step(1)[1] for _ in range(5)]  # paper beats rock
+    assert wins == [1.0] * 5
+    env = gym.make("rlbench/RockPaperScissors-v2", opponents={"player_1": rock})
+    env.reset(seed=0)
+    assert env.step(2)[1] == -1.0  # scissors lose to rock
+    with pytest.raises(ValueError, match="cannot import module"):
+        gym.make("rlbench/RockPaperScissors-v2", opponents="module:nope:x")
+
+
+def test_card_opponents_are_the_default(content_copy):
+    path = content_copy / "envs" / "multiagent" / "RockPaperScissors-v2.toml"
+    rock = "module:tests.toy_policies:first_legal"
+    line = 'agent = "player_0"'
+    text = path.read_text().replace(line, f'{line}\nopponents = "{rock}"')
+    assert "opponents" in text
+    path.write_text(text)
+    code = (
+        "import gymnasium as gym, rlbench_suite\n"
+        "env = gym.make('rlbench/RockPaperScissors-v2')\n"
+        "print(env.spec.kwargs['opponents'])\n"
+        "env.reset(seed=0)\n"
+        "print(sum(env.step(1)[1] for _ in range(5)))\n"
+    )
+    env = {"RLBENCH_CONTENT_ROOT": str(content_copy), "PYTHONPATH": str(REPO)}
+    done = run_python(code, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [rock, "5.0"]
 
 
 def test_gymnasium_record_episode_statistics_stacks_on_the_suite_stack():
