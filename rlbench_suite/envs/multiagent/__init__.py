@@ -1,0 +1,1 @@
+"""The suite's own multi-agent environments (PettingZoo AEC and Parallel APIs)."""
