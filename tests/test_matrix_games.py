@@ -244,3 +244,34 @@ def test_policies() -> None:
     assert played == [0, 1, 0, 0]
     with pytest.raises(ValueError, match="history >= 1"):
         TitForTat(MatrixGameEnv(history=0).observation_space("player_0"))
+
+
+def test_the_catalog_lists_all_144_games_from_generated_cards():
+    import tomlkit
+
+    from rlbench_suite.catalog import card_paths, cards
+    from rlbench_suite.envs.multiagent.matrix_cards import card_document, card_id
+
+    listed = {c.id: c for c in cards().values() if "robinson-goforth" in c.tags}
+    assert len(listed) == 144
+    for game in all_games():
+        card = listed[card_id(game)]
+        assert card.kwargs["game"] == game.name and "matrix-game" in card.tags
+        assert ("symmetric" in card.tags) == game.symmetric
+        assert card.reference.random is not None and card.reference.expert is not None
+        # the file is exactly what the generator writes (plus the measured references)
+        text = card_paths()[card.id].read_text(encoding="utf-8")
+        assert tomlkit.dumps(card_document(game, tomlkit.parse(text))) == text
+
+
+def test_best_response_to_uniform_reads_the_game_from_info():
+    from rlbench_suite.baselines.scripted.matrix import BestResponseToUniform
+    from rlbench_suite.envs.multiagent.matrix_solve import best_response
+
+    policy = BestResponseToUniform()
+    for game in all_games()[::7]:
+        for player in (0, 1):
+            info = {"game": game.name, "player": player}
+            assert policy.act(None, info) == best_response(game, player, 0.5)
+    with pytest.raises(ValueError, match="needs info"):
+        policy.act(None, {})

@@ -252,3 +252,12 @@ def test_swarm_renders_headless():
     frame = env.render()
     assert frame.shape == (240, 320, 3) and frame.std() > 1
     env.close()
+
+
+def test_same_step_final_obs_has_one_slot_per_env_when_all_finish_together():
+    envs = QuadVectorEnv(4, max_episode_steps=3, autoreset_mode=AutoresetMode.SAME_STEP)
+    envs.reset(seed=0)
+    for _ in range(3):
+        *_, truncated, info = envs.step(np.zeros((4, 4), np.float32))
+    assert truncated.all() and info["final_obs"].shape == (4,)
+    assert info["final_obs"][0].shape == (23,)

@@ -78,6 +78,28 @@ class BestResponsePolicy(_GamePolicy):
         return self.action
 
 
+class BestResponseToUniform:
+    """The pure best response to a uniformly random opponent in whatever game ``info`` names.
+
+    Reads ``info["game"]`` and ``info["player"]`` (set by ``MatrixGameEnv``), so one class
+    serves every game: the expert reference of the 144 ordinal-game cards.
+    """
+
+    def __init__(self, observation_space: Any = None) -> None:
+        self._cache: dict[tuple[str, int], int] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Deterministic: nothing to reset."""
+
+    def act(self, observation: Any, info: dict[str, Any]) -> int:
+        if "game" not in info:
+            raise ValueError("BestResponseToUniform needs info['game'] (a MatrixGameEnv info)")
+        key = (info["game"], int(info.get("player", 0)))
+        if key not in self._cache:
+            self._cache[key] = best_response(get_game(key[0]), key[1], 0.5)
+        return self._cache[key]
+
+
 class TitForTat:
     """Repeated games: ``first`` in the first round, then the opponent's previous action
     (read from the observation's most recent joint action, which needs ``history >= 1``)."""

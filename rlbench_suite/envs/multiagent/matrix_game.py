@@ -139,7 +139,11 @@ class MatrixGameEnv(ParallelEnv):
                 self.action_space(agent).seed(seed + i)
         self.batch.reset()
         self.agents = list(AGENTS)
-        return self._observations(), {agent: {} for agent in AGENTS}
+        return self._observations(), self._infos()
+
+    def _infos(self) -> dict[str, dict[str, Any]]:
+        """Which game is played, and in which seat (for game-aware policies)."""
+        return {agent: {"game": self.game.name, "player": i} for i, agent in enumerate(AGENTS)}
 
     def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], ...]:
         if not self.agents:
@@ -156,7 +160,7 @@ class MatrixGameEnv(ParallelEnv):
             {agent: float(rewards[0, i]) for i, agent in enumerate(AGENTS)},
             {agent: bool(done[0]) for agent in AGENTS},
             {agent: False for agent in AGENTS},
-            {agent: {} for agent in AGENTS},
+            self._infos(),
         )
 
     def close(self) -> None:

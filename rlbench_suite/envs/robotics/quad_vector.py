@@ -116,8 +116,10 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         return self._obs(), reward, terminated, truncated, {**info, **masks}
 
     def _same_step_reset(self, info: dict[str, np.ndarray], done: np.ndarray) -> dict[str, Any]:
-        final_obs = np.array([o if d else None for o, d in zip(self._obs(), done, strict=True)],
-                             dtype=object)  # fmt: skip
+        final_obs = np.full(self.num_envs, None, dtype=object)  # one slot per env, always
+        observations = self._obs()
+        for i in np.flatnonzero(done):
+            final_obs[i] = observations[i]
         final_info = {key: value.copy() for key, value in info.items()}
         final_info.update({f"_{key}": done.copy() for key in info})
         self._reset(np.flatnonzero(done))
