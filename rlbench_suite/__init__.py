@@ -19,7 +19,7 @@ if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
     os.environ.setdefault("MUJOCO_GL", "egl")
 
 from rlbench_suite.catalog import EnvCard, UnknownEnvError, cards, get_card
-from rlbench_suite.registry import make_multiagent, register_all
+from rlbench_suite.registry import make_batched, make_multiagent, register_all
 
 register_all()
 
@@ -29,5 +29,6 @@ __all__ = [
     "__version__",
     "cards",
     "get_card",
+    "make_batched",
     "make_multiagent",
 ]

@@ -142,6 +142,12 @@ class EnvCard(_Model):
     api: Api
     entry_point: str = Field(pattern=ENTRY_POINT_PATTERN, description="module:attr")
     vector_entry_point: str | None = Field(None, pattern=ENTRY_POINT_PATTERN)
+    batched_entry_point: str | None = Field(
+        None,
+        pattern=ENTRY_POINT_PATTERN,
+        description="multi-agent: a batched backend, a Gymnasium VectorEnv with one slot per "
+        "agent of num_games games (rlbench_suite.make_batched)",
+    )
     kwargs: dict[str, Any] = Field(default_factory=dict)
     max_episode_steps: int | None = Field(None, gt=0)
     reward_threshold: float | None = None
@@ -177,6 +183,11 @@ class EnvCard(_Model):
             )
         if self.is_multiagent and self.vector_entry_point is not None:
             raise ValueError("'vector_entry_point' is only for single-agent (gymnasium) cards")
+        if not self.is_multiagent and self.batched_entry_point is not None:
+            raise ValueError(
+                "'batched_entry_point' is only for multi-agent cards; single-agent cards "
+                "name their native vector env as 'vector_entry_point'"
+            )
         return self
 
     @property

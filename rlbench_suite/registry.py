@@ -205,6 +205,23 @@ def make_multiagent(env_id: str, api: MultiAgentApi | None = None, **kwargs: Any
     return parallel_to_aec(env)
 
 
+def make_batched(env_id: str, num_games: int, **kwargs: Any) -> gym.vector.VectorEnv:
+    """The batched backend of a multi-agent id: ``num_games`` games in one Gymnasium VectorEnv.
+
+    Slot ``g * n + i`` is agent ``i`` of game ``g`` (``n`` agents per game), so one policy
+    with shared parameters steps every agent of every game per call. ``kwargs`` override the
+    card's; ``reset(seed=s)`` seeds game ``g`` with ``s + g``.
+    """
+    card = get_card(env_id)
+    if card.batched_entry_point is None:
+        offered = sorted(c.id for c in cards().values() if c.batched_entry_point)
+        raise ValueError(
+            f"{card.id} has no batched backend; ids with one: {', '.join(offered) or 'none'}"
+        )
+    creator = load_entry_point(card.batched_entry_point)
+    return creator(num_games=num_games, **(dict(card.kwargs) | kwargs))
+
+
 def make_agent_view(
     env_id: str,
     agent: str | None = None,

@@ -198,6 +198,10 @@ measured = 2026-11-22
         (GOOD.replace('"return"', '"success_rate"'), "needs a [success] rule"),
         (GOOD + 'agent = "player_0"\n', "'agent' and 'opponents' are only for multi-agent"),
         (GOOD + 'opponents = "random"\n', "'agent' and 'opponents' are only for multi-agent"),
+        (
+            GOOD.replace("\nfamily", '\nbatched_entry_point = "a.b:C"\nfamily'),
+            "'batched_entry_point' is only for multi-agent cards",
+        ),
         (GOOD.replace('"gymnasium"', '"pettingzoo-aec"'), "needs 'agent'"),
         (
             GOOD + '[[wrappers]]\nname = "rlbench/EpisodeStatistics-v0"\ncolour = 1\n',

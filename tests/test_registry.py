@@ -151,6 +151,16 @@ def test_opponents_as_policy_specs():
         gym.make("rlbench/RockPaperScissors-v2", opponents="module:nope:x")
 
 
+def test_make_batched_steps_many_games_with_one_slot_per_agent():
+    envs = rlbench_suite.make_batched("rlbench/CoopNav-v0", num_games=64, num_agents=2)
+    obs, _ = envs.reset(seed=0)
+    assert envs.num_envs == 128 and obs.shape == (128, 10)
+    obs, rewards, *_ = envs.step(np.zeros(128, dtype=np.int64))
+    assert rewards.shape == (128,)
+    with pytest.raises(ValueError, match=r"has no batched backend; ids with one: .*CoopNav"):
+        rlbench_suite.make_batched("rlbench/Duel-v0", num_games=2)
+
+
 def test_card_opponents_are_the_default(content_copy):
     path = content_copy / "envs" / "multiagent" / "RockPaperScissors-v2.toml"
     rock = "module:tests.toy_policies:first_legal"

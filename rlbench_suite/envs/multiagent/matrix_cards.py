@@ -19,6 +19,7 @@ import tomlkit
 from rlbench_suite.envs.multiagent.matrix_topology import Game, all_games
 
 ENTRY_POINT = "rlbench_suite.envs.multiagent.matrix_game:MatrixGameEnv"
+BATCHED_ENTRY_POINT = "rlbench_suite.envs.multiagent.matrix_vector:MatrixGameVectorEnv"
 
 
 def card_id(game: Game) -> str:
@@ -53,6 +54,7 @@ def card_document(game: Game, existing: tomlkit.TOMLDocument | None = None) -> t
     doc["family"] = "multiagent"
     doc["api"] = "pettingzoo-parallel"
     doc["entry_point"] = ENTRY_POINT
+    doc["batched_entry_point"] = BATCHED_ENTRY_POINT
     doc["agent"] = "player_0"
     doc["primary_metric"] = "return"
     doc["suites"] = ["rlbench-matrix-games"]
