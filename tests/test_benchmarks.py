@@ -64,6 +64,8 @@ def test_json_rows(quick_run):
         "eval_parallel",
         "robotics_env_speed",
         "quad_batched",
+        "multiagent_env_speed",
+        "coopnav_batched",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
@@ -83,6 +85,9 @@ def test_json_rows(quick_run):
     assert {r["env"] for r in batched} == {f"QuadHover-v0 x{n}" for n in (1, 256, 4096)}
     assert all(r["subject"].startswith("batched numpy") and r["subject_rate"] > 0 for r in batched)
     assert {r["peer"].split(" ")[0] for r in batched} == {"SyncVectorEnv", "AsyncVectorEnv"}
+    coop = [r for r in doc["rows"] if r["benchmark"] == "coopnav_batched"]
+    assert {r["env"] for r in coop} == {f"CoopNav-v0 x{n}" for n in (1, 256, 4096)}
+    assert {r["peer"] for r in coop} == {"mpe2 simple_spread", "CoopNav-v0 (PettingZoo)"}
     assert set(goals) == {("HalfCheetah-v5", "rlbench stack", "bare")}
     row = goals["HalfCheetah-v5", "rlbench stack", "bare"]
     assert row["goal"] == 1.10 and isinstance(row["met"], bool)  # whichever way it went
