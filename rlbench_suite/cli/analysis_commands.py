@@ -145,3 +145,40 @@ def tournament(
         table.add_row(s.spec, f"{s.rating.point:.0f}", f"[{s.rating.low:.0f}, {s.rating.high:.0f}]",
                       str(s.wins), str(s.draws), str(s.losses))  # fmt: skip
     console.print(table)
+
+
+@app.command()
+def exploit(
+    env_id: Annotated[str, typer.Argument(help="A card, e.g. rlbench/Duel-v0.")],
+    opponent: Annotated[
+        str | None,
+        typer.Option(help="Policy spec every other agent plays (default: the card's)."),
+    ] = None,
+    budget: Annotated[int, typer.Option(min=1, help="PPO training steps.")] = 20_000,
+    episodes: Annotated[
+        int | None, typer.Option(min=1, help="Evaluation episodes (default: card's).")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Training seed.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Write the report as JSON.")] = None,
+) -> None:
+    """Estimate how exploitable a policy is: train a best response for a fixed budget."""
+    import json
+
+    from rlbench_suite.evaluation.exploitability import best_response_exploitability
+
+    with console.status(f"training a best response for {budget} steps"):
+        try:
+            report = best_response_exploitability(
+                env_id, opponent, budget=budget, episodes=episodes, seed=seed
+            )
+        except (ValueError, FileNotFoundError, UnknownEnvError, ImportError) as exc:
+            raise fail(str(exc)) from None
+    m, w = report.mean_return, report.win_rate
+    console.print(
+        f"{report.env_id} vs {opponent or 'the card opponents'}: best response after "
+        f"{budget} steps scores {m.point:.3g} [{m.low:.3g}, {m.high:.3g}] per episode, "
+        f"wins {w.point:.0%} [{w.low:.0%}, {w.high:.0%}] over {len(report.eval_seeds)} episodes"
+    )
+    if out is not None:
+        out.write_text(json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+        console.print(f"report written to {out}")
