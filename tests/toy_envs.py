@@ -100,3 +100,33 @@ class ToyWalkVector(gym.vector.VectorEnv):
         elif mode == AutoresetMode.NEXT_STEP:
             self.pending = done.copy()
         return self._obs(), rewards, terminated, truncated, info
+
+
+class ToyTextCounter(gym.Env):
+    """A text game for wrapper tests: say "up" three times to win; "down" undoes one.
+
+    ``info["admissible_commands"]`` lists "up", and "down" once the count is above 0.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self) -> None:
+        self.observation_space = gym.spaces.Text(max_length=64)
+        self.action_space = gym.spaces.Text(max_length=16)
+        self.count = 0
+
+    def _out(self) -> tuple[str, dict]:
+        commands = ["up"] + (["down"] if self.count else [])
+        return f"count {self.count}\ngoal 3", {"admissible_commands": commands}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.count = 0
+        return self._out()
+
+    def step(self, action):
+        self.count += {"up": 1, "down": -1}.get(str(action), 0)
+        self.count = max(self.count, 0)
+        obs, info = self._out()
+        won = self.count >= 3
+        return obs, float(won), won, False, {**info, "success": won}

@@ -1,7 +1,9 @@
 """The suite's standardized wrappers, each with a versioned name recorded in ``env.spec``.
 
 Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
-:class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for native vector environments,
+:class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for text games,
+:class:`AdmissibleActions`, :class:`HashedBagOfWords`, :class:`DiffHistory`; for native vector
+environments,
 :class:`VectorEpisodeStatistics`. Multi-agent:
 :class:`MultiAgentToSingleAgent` (plays the other agents with given policies) and
 :class:`ParallelEnvToVectorEnv` (PettingZoo Parallel to a Gymnasium ``VectorEnv``, one slot
@@ -13,6 +15,7 @@ from rlbench_suite.wrappers.base import WRAPPERS, register_wrapper, wrapper_entr
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
 from rlbench_suite.wrappers.observation import FlattenDictObservation
 from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
+from rlbench_suite.wrappers.text import AdmissibleActions, DiffHistory, HashedBagOfWords
 from rlbench_suite.wrappers.vector import VectorEpisodeStatistics
 
 __all__ = [
@@ -20,8 +23,11 @@ __all__ = [
     "STATS_KEY",
     "WRAPPERS",
     "ActionMaskInInfo",
+    "AdmissibleActions",
+    "DiffHistory",
     "EpisodeStatistics",
     "FlattenDictObservation",
+    "HashedBagOfWords",
     "MultiAgentToSingleAgent",
     "ParallelEnvToVectorEnv",
     "RescaleActionToUnit",
