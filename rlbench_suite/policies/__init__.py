@@ -10,6 +10,8 @@ This package is the public import place; import every name from here. Its module
   module's docstring) and :func:`export_sb3_to_onnx`;
 - :mod:`~rlbench_suite.policies.module`: :class:`ModulePolicy` (``module:attr`` targets);
 - :mod:`~rlbench_suite.policies.joint`: :class:`JointPolicy` (one policy per agent);
+- :mod:`~rlbench_suite.policies.language`: :class:`LanguageModelPolicy` (a language-model agent
+  for the text games over a user-supplied ``generate(prompt) -> str``);
 - :mod:`~rlbench_suite.policies.specs`: :func:`make_policy` and the baselines.
 
 All but ``core`` are loaded lazily, on first use of one of their names, so importing this
@@ -46,6 +48,7 @@ from rlbench_suite.policies.core import (
 
 if TYPE_CHECKING:
     from rlbench_suite.policies.joint import JointPolicy
+    from rlbench_suite.policies.language import LanguageModelPolicy
     from rlbench_suite.policies.module import ModulePolicy
     from rlbench_suite.policies.onnx import OnnxPolicy, export_sb3_to_onnx
     from rlbench_suite.policies.sb3 import SB3Policy
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CallablePolicy",
     "JointPolicy",
+    "LanguageModelPolicy",
     "ModulePolicy",
     "OnnxPolicy",
     "Policy",
@@ -78,6 +82,7 @@ __all__ = [
 
 _LAZY = {
     "JointPolicy": "joint",
+    "LanguageModelPolicy": "language",
     "ModulePolicy": "module",
     "OnnxPolicy": "onnx",
     "SB3Policy": "sb3",
