@@ -1,0 +1,166 @@
+"""Wordle: the word list, feedback rules, game flow, seeding, the expert, and fuzzed input."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rlbench_suite  # noqa: F401  (registers the ids)
+from rlbench_suite.baselines.scripted.wordle import WordleSolver, encode, pattern_matrix
+from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
+from rlbench_suite.envs.text.wordle import MAX_GUESSES, WordleEnv, feedback, load_words
+
+
+def test_word_list_is_clean():
+    words = load_words()
+    assert len(words) >= 400 and len(set(words)) == len(words)
+    assert all(re.fullmatch("[a-z]{5}", w) for w in words)
+
+
+@pytest.mark.parametrize(
+    "guess, secret, marks",
+    [
+        ("crane", "crane", "G G G G G"),
+        ("crane", "react", "Y Y G . Y"),
+        ("speed", "abide", ". . Y . Y"),  # one e in the secret: only the first e scores
+        ("speed", "erase", "Y . Y Y ."),
+        ("geese", "eerie", ". G Y . G"),
+        ("eerie", "geese", "Y G . . G"),
+        ("llama", "allay", "Y G Y . Y"),
+        ("sheep", "steep", "G . G G G"),  # greens take the repeated letter before yellows
+        ("abbey", "babes", "Y Y G G ."),
+    ],
+)
+def test_feedback_handles_repeated_letters(guess, secret, marks):
+    assert feedback(guess, secret) == marks
+    assert pattern_matrix([guess], [secret])[0, 0] == encode(marks)
+
+
+def test_vectorized_patterns_match_the_rules():
+    words, rnd = list(load_words()), random.Random(0)
+    guesses, secrets = rnd.sample(words, 60), rnd.sample(words, 60)
+    codes = pattern_matrix(guesses, secrets)
+    for i, g in enumerate(guesses):
+        for j, s in enumerate(secrets):
+            assert codes[i, j] == encode(feedback(g, s))
+
+
+def _env_with_secret(secret: str) -> WordleEnv:
+    env = WordleEnv()
+    env.reset(seed=0)
+    env.secret = secret
+    return env
+
+
+def test_a_win_ends_the_game_with_reward_one():
+    env = _env_with_secret("crane")
+    obs, reward, terminated, _, info = env.step("Grape")
+    assert (reward, terminated, info["guesses"], info["valid"]) == (0.0, False, 1, True)
+    assert "1. grape -> . G G . G" in obs and "Guesses left: 5" in obs
+    obs, reward, terminated, _, info = env.step("crane")
+    assert (reward, terminated, info["success"]) == (1.0, True, True)
+    assert "Reply: You found the word in 2!" in obs
+
+
+def test_six_wrong_guesses_lose():
+    env = _env_with_secret("crane")
+    for n, word in enumerate(["about", "below", "chair", "dream", "eagle", "fight"], 1):
+        obs, reward, terminated, _, info = env.step(word)
+        assert reward == 0.0 and terminated == (n == MAX_GUESSES) and not info["success"]
+    assert "the word was 'crane'" in obs and "Guesses left: 0" in obs
+    obs, reward, terminated, _, _ = env.step("crane")  # stepping on after the end
+    assert (reward, terminated) == (0.0, True) and "The game is over." in obs
+
+
+@pytest.mark.parametrize(
+    "command, reply",
+    [
+        ("zzzzz", "is not in the word list"),
+        ("qwert", "is not in the word list"),
+        ("cat", "is not a 5-letter word"),
+        ("crane pilot", "is not a 5-letter word"),
+        ("cr4ne", "is not a 5-letter word"),
+        ("", "is not a 5-letter word"),
+        ("\x00\x07\u2603", "is not a 5-letter word"),
+    ],
+)
+def test_invalid_commands_get_a_reply_and_use_no_guess(command, reply):
+    env = _env_with_secret("crane")
+    obs, reward, terminated, truncated, info = env.step(command)
+    assert reply in obs and "Guesses left: 6" in obs
+    assert (reward, terminated, truncated, info["guesses"], info["valid"]) == (
+        0.0,
+        False,
+        False,
+        0,
+        False,
+    )
+    assert env.observation_space.contains(obs)
+
+
+def test_reset_is_seeded():
+    a, b = WordleEnv(), WordleEnv()
+    assert a.reset(seed=3) == b.reset(seed=3) and a.secret == b.secret
+    secrets = set()
+    for seed in range(30):
+        a.reset(seed=seed)
+        secrets.add(a.secret)
+    assert len(secrets) > 20
+    a.reset(seed=7)
+    b.reset(seed=7)
+    assert a.step("crane") == b.step("crane")
+
+
+def test_solver_wins_within_six_guesses():
+    env = gym.make("rlbench/Wordle-v0")
+    assert env.spec.max_episode_steps == 30
+    solver, wins, guesses = WordleSolver(env.observation_space, env.action_space), 0, []
+    for seed in range(100):
+        obs, info = env.reset(seed=seed)
+        solver.reset(seed)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(solver.act(obs, info))
+            done = terminated or truncated
+        wins += info["success"]
+        guesses.append(info["guesses"])
+    assert wins >= 95 and max(guesses) <= MAX_GUESSES
+    assert np.mean(guesses) < 4.0
+
+
+def test_over_long_commands_fail_naming_the_limit():
+    env = WordleEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
+        env.step("a" * (MAX_COMMAND_LENGTH + 1))
+
+
+_FUZZ = WordleEnv()
+_FUZZ.reset(seed=0)
+_WORDS = st.sampled_from(load_words())
+
+
+@settings(max_examples=10_000, deadline=None)
+@given(
+    st.one_of(
+        st.text(),  # any unicode, control characters included
+        _WORDS,  # valid guesses, so that games are won, lost and reset
+        # long strings on both sides of the limit, cheaply: a short piece repeated
+        st.tuples(st.text(max_size=16), st.integers(1, 40)).map(lambda p: p[0] * p[1]),
+    )
+)
+def test_fuzzed_commands_never_raise_within_the_limit(text):
+    if len(text) > MAX_COMMAND_LENGTH:
+        with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
+            _FUZZ.step(text)
+        return
+    obs, reward, terminated, truncated, _ = _FUZZ.step(text)
+    assert _FUZZ.observation_space.contains(obs) and reward in (0.0, 1.0)
+    if terminated or truncated:
+        _FUZZ.reset()
