@@ -6,12 +6,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
 from rlbench_suite.baselines.scripted.text_maze import TextMazeSolver
 from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
 from rlbench_suite.envs.text.text_maze import DIRECTIONS, TextMazeEnv
+from tests.text_fuzz import commands, step_fuzzed
 
 
 def _floor(env: TextMazeEnv) -> list[tuple[int, int]]:
@@ -174,19 +174,6 @@ _FUZZ.reset(seed=0)
 
 
 @settings(max_examples=10_000, deadline=None)
-@given(
-    st.one_of(
-        st.text(),  # any unicode, control characters included
-        # long strings on both sides of the limit, cheaply: a short piece repeated
-        st.tuples(st.text(max_size=16), st.integers(1, 40)).map(lambda p: p[0] * p[1]),
-    )
-)
+@given(commands())
 def test_fuzzed_commands_never_raise_within_the_limit(text):
-    if len(text) > MAX_COMMAND_LENGTH:
-        with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
-            _FUZZ.step(text)
-        return
-    obs, reward, terminated, truncated, _ = _FUZZ.step(text)
-    assert _FUZZ.observation_space.contains(obs) and reward in (0.0, -0.01, 1.0)
-    if terminated or truncated:
-        _FUZZ.reset()
+    step_fuzzed(_FUZZ, text, rewards=(0.0, -0.01, 1.0))

@@ -15,6 +15,7 @@ import rlbench_suite  # noqa: F401  (registers the ids)
 from rlbench_suite.baselines.scripted.wordle import WordleSolver, encode, pattern_matrix
 from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
 from rlbench_suite.envs.text.wordle import MAX_GUESSES, WordleEnv, feedback, load_words
+from tests.text_fuzz import commands, step_fuzzed
 
 
 def test_word_list_is_clean():
@@ -147,20 +148,6 @@ _WORDS = st.sampled_from(load_words())
 
 
 @settings(max_examples=10_000, deadline=None)
-@given(
-    st.one_of(
-        st.text(),  # any unicode, control characters included
-        _WORDS,  # valid guesses, so that games are won, lost and reset
-        # long strings on both sides of the limit, cheaply: a short piece repeated
-        st.tuples(st.text(max_size=16), st.integers(1, 40)).map(lambda p: p[0] * p[1]),
-    )
-)
+@given(commands(_WORDS))  # valid guesses too, so that games are won, lost and reset
 def test_fuzzed_commands_never_raise_within_the_limit(text):
-    if len(text) > MAX_COMMAND_LENGTH:
-        with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
-            _FUZZ.step(text)
-        return
-    obs, reward, terminated, truncated, _ = _FUZZ.step(text)
-    assert _FUZZ.observation_space.contains(obs) and reward in (0.0, 1.0)
-    if terminated or truncated:
-        _FUZZ.reset()
+    step_fuzzed(_FUZZ, text, rewards=(0.0, 1.0))
