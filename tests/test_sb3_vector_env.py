@@ -196,3 +196,19 @@ def test_ppo_learns_on_rps():
     assert len(model.ep_info_buffer) > 0
     assert {ep["l"] for ep in model.ep_info_buffer} == {max_cycles}
     model.env.close()
+
+
+def test_set_attr_on_a_subset_of_a_vector_env_without_sub_envs():
+    # AsyncVectorEnv keeps its envs in workers: the others keep their values
+    venv = gym.vector.AsyncVectorEnv(
+        [lambda: gym.make("CartPole-v1")] * 3, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    env = VectorEnvToSB3(venv)
+    try:
+        env.set_attr("flag", 0)
+        env.set_attr("flag", 7, indices=[1])
+        assert env.get_attr("flag") == [0, 7, 0]
+        with pytest.raises(NotImplementedError, match="subset needs a vector env exposing"):
+            env.env_method("reset", indices=[0])
+    finally:
+        env.close()

@@ -204,10 +204,14 @@ class VectorEnvToSB3(VecEnv):
         targets = self._targets(indices)
         if targets is not None:
             self._apply(targets, lambda env: setattr(env, attr_name, value))
-        elif self._all(indices):
-            self.venv.set_attr(attr_name, [value] * self.num_envs)
-        else:
-            raise NotImplementedError("set_attr on a subset needs a vector env exposing .envs")
+        else:  # a Gymnasium VectorEnv sets every env at once: keep the others' values
+            chosen = set(self._get_indices(indices))
+            current = self.venv.get_attr(attr_name) if not self._all(indices) else None
+            values = [
+                value if current is None or i in chosen else current[i]
+                for i in range(self.num_envs)
+            ]
+            self.venv.set_attr(attr_name, values)
 
     def env_method(
         self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs

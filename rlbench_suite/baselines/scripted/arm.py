@@ -9,6 +9,7 @@ proportional controller.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ SAFE_Z = 0.09
 """Travel height (end effector) above the table: fingers clear the 4 cm block."""
 
 
-class _ArmScripted:
+class _ArmScripted(abc.ABC):
     """Common part: spaces, reset, and the move-to-waypoint action (``seed`` is unused: the
     controllers are deterministic)."""
 
@@ -37,6 +38,7 @@ class _ArmScripted:
 
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset: the controller keeps no state between steps."""
+        return None
 
     def act(self, observation: NDArray[np.float64], info: dict[str, Any]) -> NDArray[np.float32]:
         """The action for ``observation`` (``info`` is not used)."""
@@ -44,9 +46,9 @@ class _ArmScripted:
         waypoint, grip = self._plan(obs)
         return _move(obs[0:3], waypoint, grip)
 
+    @abc.abstractmethod
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         """``(end-effector waypoint, gripper command)`` for the observation."""
-        raise NotImplementedError
 
 
 def _move(

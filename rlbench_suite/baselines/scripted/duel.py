@@ -12,6 +12,7 @@ ordered: hard beats medium and medium beats easy in at least 70% of the rounds.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from rlbench_suite.envs.multiagent.duel_core import (
 _OTHER_PHASE = slice(17, 23)  # the opponent's phase one-hot in the observation
 
 
-class _Bot:
+class _Bot(abc.ABC):
     """Shared reading of the observation; subclasses decide."""
 
     def __init__(self, observation_space: Any = None, seed: int | None = None) -> None:
@@ -51,8 +52,9 @@ class _Bot:
         own_phase = PHASES[int(np.argmax(obs[5:11]))]
         return self.decide(ahead, phase, own_phase)
 
+    @abc.abstractmethod
     def decide(self, ahead: float, phase: str, own_phase: str) -> int:
-        raise NotImplementedError
+        """The action, given the opponent's distance in front, its phase and our own."""
 
     def chance(self, p: float) -> bool:
         return bool(self.rng.random() < p)

@@ -24,6 +24,7 @@ Shared by the three tasks:
 
 from __future__ import annotations
 
+import abc
 import math
 import os
 from typing import Any
@@ -79,7 +80,7 @@ def check_split(split: Any) -> str:
     return split
 
 
-class ArmEnv(MujocoEnv):
+class ArmEnv(MujocoEnv, abc.ABC):
     """Base class of the arm tasks: simulation, action, observation and split handling.
 
     Subclasses set :attr:`success_threshold` and implement :meth:`_sample_variation`
@@ -121,11 +122,11 @@ class ArmEnv(MujocoEnv):
 
     # -- variations -------------------------------------------------------------------------
 
+    @abc.abstractmethod
     def _sample_variation(
         self, rng: np.random.Generator
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """One uniform draw: ``(coordinates, block position, goal)``; may be rejected."""
-        raise NotImplementedError
 
     def _draw(self, split: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         while True:
@@ -206,9 +207,9 @@ class ArmEnv(MujocoEnv):
         pairs = set(zip(contact.geom1.tolist(), contact.geom2.tolist(), strict=True))
         return all((f, block) in pairs or (block, f) in pairs for f in self._finger_geoms)
 
+    @abc.abstractmethod
     def _evaluate(self, obs: NDArray[np.float64]) -> tuple[float, bool, dict[str, Any]]:
         """``(reward, success, info)`` for observation ``obs`` of the current state."""
-        raise NotImplementedError
 
 
 def _distance(a: NDArray[np.float64]) -> float:
