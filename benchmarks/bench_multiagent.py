@@ -11,7 +11,6 @@ stepped one game at a time. Goal at 4096 games: at least 100x the unbatched Pett
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 import rlbench_suite
 from benchmarks.harness import Case, Comparison, Settings, Variant, benchmark
+from benchmarks.workloads import VectorStepper
 
 OWN_IDS = ("CoopNav-v0", "PredatorPrey-v0", "Duel-v0", "PrisonersDilemma-v0", "Kitchen-v0")
 PEER = "mpe2 simple_spread"
@@ -64,41 +64,14 @@ class ParallelStepper:
         self.env.close()
 
 
-class BatchedStepper:
-    """Steps a batched backend (one slot per agent); a call does at least ``n`` agent-steps."""
-
-    def __init__(self, make_envs: Callable[[], Any]) -> None:
-        self.envs = make_envs()
-        rng = np.random.default_rng(0)
-        self.actions = [rng.integers(5, size=self.envs.num_envs, dtype=np.int64) for _ in range(8)]
-        self.envs.reset(seed=0)
-        self.i = 0
-
-    def __call__(self, n: int) -> int:
-        calls = math.ceil(n / self.envs.num_envs)
-        for _ in range(calls):
-            self.envs.step(self.actions[self.i % 8])
-            self.i += 1
-        return calls * self.envs.num_envs
-
-    def describe(self) -> str:
-        return f"{type(self.envs).__name__}(num_envs={self.envs.num_envs})"
-
-    def stats(self) -> dict[str, int]:
-        return {"num_envs": self.envs.num_envs}
-
-    def close(self) -> None:
-        self.envs.close()
-
-
 def _own(env_id: str) -> Callable[[], ParallelStepper]:
     return lambda: ParallelStepper(
         lambda: rlbench_suite.make_multiagent(f"rlbench/{env_id}", "parallel")
     )
 
 
-def _batched(num_games: int) -> Callable[[], BatchedStepper]:
-    return lambda: BatchedStepper(
+def _batched(num_games: int) -> Callable[[], VectorStepper]:
+    return lambda: VectorStepper(
         lambda: rlbench_suite.make_batched("rlbench/CoopNav-v0", num_games=num_games)
     )
 

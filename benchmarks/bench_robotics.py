@@ -14,14 +14,11 @@ with n (each env is stepped on its own), so their rates are what they would be a
 
 from __future__ import annotations
 
-import math
-
 import gymnasium as gym
-import numpy as np
 
 import rlbench_suite  # noqa: F401  (registers the rlbench/ ids)
 from benchmarks.harness import Case, Comparison, Settings, Variant, benchmark
-from benchmarks.workloads import env_stepper
+from benchmarks.workloads import VectorStepper, env_stepper
 
 ROBOTIC_IDS = ("QuadHover-v0", "QuadWaypoints-v0", "KukaReach-v0", "ArmReach-v0", "ArmPush-v0",
                "ArmPickPlace-v0")  # fmt: skip
@@ -55,34 +52,6 @@ def robotics_env_speed(settings: Settings) -> list[Case]:
             )
         )
     return cases
-
-
-class VectorStepper:
-    """Steps a vector env with fixed random actions; a call does at least ``n`` env-steps."""
-
-    def __init__(self, make_vec) -> None:
-        self.envs = make_vec()
-        rng = np.random.default_rng(0)
-        shape = self.envs.action_space.shape
-        self.actions = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(8)]
-        self.envs.reset(seed=0)
-        self.i = 0
-
-    def __call__(self, n: int) -> int:
-        calls = math.ceil(n / self.envs.num_envs)
-        for _ in range(calls):
-            self.envs.step(self.actions[self.i % 8])
-            self.i += 1
-        return calls * self.envs.num_envs
-
-    def describe(self) -> str:
-        return f"{type(self.envs.unwrapped).__name__}(num_envs={self.envs.num_envs})"
-
-    def stats(self) -> dict[str, int]:
-        return {"num_envs": self.envs.num_envs}
-
-    def close(self) -> None:
-        self.envs.close()
 
 
 def _vector(num_envs: int, mode: str | None):

@@ -62,3 +62,31 @@ class EnvStepper:
 def env_stepper(make_env: Callable[[], gym.Env], **kwargs: Any) -> Callable[[], EnvStepper]:
     """A ``Variant.setup`` that builds an :class:`EnvStepper` (see there for ``kwargs``)."""
     return lambda: EnvStepper(make_env, **kwargs)
+
+
+class VectorStepper:
+    """Steps a vector env with 8 fixed action batches sampled from its own (seeded) action
+    space; a call does at least ``n`` env-steps and returns how many it did."""
+
+    def __init__(self, make_vec: Callable[[], Any], seed: int = 0) -> None:
+        self.envs = make_vec()
+        self.envs.action_space.seed(seed)
+        self.actions = [self.envs.action_space.sample() for _ in range(8)]
+        self.envs.reset(seed=seed)
+        self.i = 0
+
+    def __call__(self, n: int) -> int:
+        calls = -(-n // self.envs.num_envs)  # ceiling division
+        for _ in range(calls):
+            self.envs.step(self.actions[self.i % 8])
+            self.i += 1
+        return calls * self.envs.num_envs
+
+    def describe(self) -> str:
+        return f"{type(self.envs.unwrapped).__name__}(num_envs={self.envs.num_envs})"
+
+    def stats(self) -> dict[str, int]:
+        return {"num_envs": self.envs.num_envs}
+
+    def close(self) -> None:
+        self.envs.close()

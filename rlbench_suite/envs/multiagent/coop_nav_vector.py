@@ -21,6 +21,7 @@ from gymnasium.vector.utils import batch_space
 
 from rlbench_suite.envs.multiagent import coop_nav_core as core
 from rlbench_suite.envs.multiagent.coop_nav import check_arguments, coop_nav_spaces
+from rlbench_suite.envs.vector_info import same_step_final
 
 INFO_KEYS = ("covered", "collisions", "team_reward", "success")
 
@@ -148,11 +149,6 @@ class CoopNavVectorEnv(gym.vector.VectorEnv):
     def _same_step_reset(
         self, info: dict[str, np.ndarray], done: np.ndarray, games: np.ndarray
     ) -> dict[str, Any]:
-        final_obs, obs = np.empty(self.num_envs, dtype=object), self._obs()
-        for slot in np.flatnonzero(done):
-            final_obs[slot] = obs[slot]
-        final_info = {key: value.copy() for key, value in info.items()}
-        final_info.update({f"_{key}": done.copy() for key in info})
+        final = same_step_final(self._obs(), done, info)
         self._reset(np.flatnonzero(games))
-        return {**info, "final_obs": final_obs, "_final_obs": done.copy(),
-                "final_info": final_info, "_final_info": done.copy()}  # fmt: skip
+        return {**info, **final}

@@ -22,6 +22,7 @@ from gymnasium.vector.utils import batch_space
 
 from rlbench_suite.envs.multiagent.matrix_game import MatrixGameBatch, observation_space
 from rlbench_suite.envs.multiagent.matrix_topology import Game
+from rlbench_suite.envs.vector_info import same_step_final
 
 MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -68,12 +69,7 @@ class MatrixGameVectorEnv(gym.vector.VectorEnv):
 
     def _final(self, ended: np.ndarray) -> dict[str, Any]:
         """``SAME_STEP``'s info for the slots that ``ended``, before they are reset."""
-        final_obs = np.full(self.num_envs, None, dtype=object)
-        obs = self._obs()
-        for i in np.flatnonzero(ended):
-            final_obs[i] = obs[i]
-        return {"final_obs": final_obs, "_final_obs": ended.copy(),
-                "final_info": {}, "_final_info": ended.copy()}  # fmt: skip
+        return same_step_final(self._obs(), ended)
 
     def step(
         self, actions: Any

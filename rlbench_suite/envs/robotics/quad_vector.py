@@ -22,6 +22,7 @@ from rlbench_suite.envs.robotics.quad_backends import NumpyQuads
 from rlbench_suite.envs.robotics.quad_control import ACTION_TYPES, QuadPID
 from rlbench_suite.envs.robotics.quad_dynamics import Aerodynamics
 from rlbench_suite.envs.robotics.quad_tasks import CONTROL_HZ, TASKS, make_task, observations
+from rlbench_suite.envs.vector_info import same_step_final
 
 
 class QuadVectorEnv(gym.vector.VectorEnv):
@@ -116,15 +117,9 @@ class QuadVectorEnv(gym.vector.VectorEnv):
         return self._obs(), reward, terminated, truncated, {**info, **masks}
 
     def _same_step_reset(self, info: dict[str, np.ndarray], done: np.ndarray) -> dict[str, Any]:
-        final_obs = np.full(self.num_envs, None, dtype=object)  # one slot per env, always
-        observations = self._obs()
-        for i in np.flatnonzero(done):
-            final_obs[i] = observations[i]
-        final_info = {key: value.copy() for key, value in info.items()}
-        final_info.update({f"_{key}": done.copy() for key in info})
+        final = same_step_final(self._obs(), done, info)
         self._reset(np.flatnonzero(done))
-        return {**info, "final_obs": final_obs, "_final_obs": done.copy(),
-                "final_info": final_info, "_final_info": done.copy()}  # fmt: skip
+        return {**info, **final}
 
 
 class QuadHoverVectorEnv(QuadVectorEnv):
