@@ -18,6 +18,16 @@ from rlbench_suite.evaluation.summary import primary_values
 from rlbench_suite.policies import Policy, RandomPolicy, make_policy
 
 
+def reference_policy(env: gym.Env, policy: Policy | str | None) -> Policy:
+    """``policy`` as a Policy on ``env``: ``None``/``"random"`` is uniformly random (masked to
+    the legal actions), any other string a ``--policy`` spec built on ``env``."""
+    if policy is None or policy == "random":
+        return RandomPolicy(env.action_space)
+    if isinstance(policy, str):
+        return make_policy(policy, env)
+    return policy
+
+
 def play_episodes(
     card: EnvCard, policy: Policy | str | None, seeds: list[int], on_episode: Any = None
 ) -> list[EpisodeRecord]:
@@ -30,10 +40,7 @@ def play_episodes(
     """
     env = gym.make(card.id)
     try:
-        if policy is None or policy == "random":
-            policy = RandomPolicy(env.action_space)
-        elif isinstance(policy, str):
-            policy = make_policy(policy, env)
+        policy = reference_policy(env, policy)
         records = []
         for index, seed in enumerate(seeds):
             records.append(play_episode(env, policy, seed, index))

@@ -66,6 +66,7 @@ def test_json_rows(quick_run):
         "quad_batched",
         "multiagent_env_speed",
         "coopnav_batched",
+        "text_env_speed",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
@@ -88,6 +89,10 @@ def test_json_rows(quick_run):
     coop = [r for r in doc["rows"] if r["benchmark"] == "coopnav_batched"]
     assert {r["env"] for r in coop} == {f"CoopNav-v0 x{n}" for n in (1, 256, 4096)}
     assert {r["peer"] for r in coop} == {"mpe2 simple_spread", "CoopNav-v0 (PettingZoo)"}
+    text = [r for r in doc["rows"] if r["benchmark"] == "text_env_speed"]
+    assert {"TextMaze-v0", "Wordle-v0"} <= {r["env"] for r in text}
+    assert {r["peer"] for r in text} == {"CartPole-v1", "MiniGrid-DoorKey-8x8-v0"}
+    assert all(r["subject"] == f"rlbench/{r['env']}" and r["subject_rate"] > 0 for r in text)
     assert set(goals) == {("HalfCheetah-v5", "rlbench stack", "bare")}
     row = goals["HalfCheetah-v5", "rlbench stack", "bare"]
     assert row["goal"] == 1.10 and isinstance(row["met"], bool)  # whichever way it went

@@ -193,8 +193,8 @@ def refscores(
 ) -> None:
     """Measure reference scores; with --write, record them on the cards.
 
-    ``--policy random`` (the default) measures ``[reference.random]``; any other policy
-    measures ``[reference.expert]``. Each card is written as soon as it is measured, so an
+    ``--policy random`` (the default) measures the card's random reference; any other policy
+    measures its expert reference. Each card is written as soon as it is measured, so an
     interrupted run keeps its finished cards; rerun with --missing to go on where it stopped.
     """
     from rlbench_suite.refscores import measure, write_reference

@@ -1,0 +1,56 @@
+"""The text games' reference figures (envs/text/stats.py) and the RandomAdmissible policy."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import rlbench_suite  # noqa: F401  (registers the ids)
+from rlbench_suite.baselines.scripted.text_common import RandomAdmissible
+from rlbench_suite.envs.text.stats import main, measure_text_game, normalized_score
+
+SOLVER = "module:rlbench_suite.baselines.scripted.text_maze:TextMazeSolver"
+
+
+def test_solver_figures_are_its_shortest_paths():
+    figures = measure_text_game("rlbench/TextMaze-v0", SOLVER, episodes=10, first_seed=0)
+    env = gym.make("rlbench/TextMaze-v0")
+    shortest = [env.reset(seed=s)[1]["distance"] for s in range(10)]
+    assert (figures.normalized_score, figures.win_rate) == (1.0, 1.0)
+    assert figures.steps_to_win == pytest.approx(sum(shortest) / 10)
+    assert figures.seeds == tuple(range(10))
+
+
+def test_random_text_never_wins():
+    figures = measure_text_game("rlbench/Wordle-v0", "random", episodes=3)
+    assert (figures.normalized_score, figures.win_rate, figures.steps_to_win) == (0.0, 0.0, None)
+    assert "no wins (seeds 10000 to 10002)" in figures.line()
+
+
+@pytest.mark.parametrize(
+    "info, expected",
+    [
+        ({"score": 3, "max_score": 4, "success": False}, 0.75),
+        ({"success": True}, 1.0),  # no score kept: a win counts 1
+        ({"success": False}, 0.0),
+        ({"score": 0, "max_score": 0, "success": True}, 1.0),
+    ],
+)
+def test_normalized_score(info, expected):
+    assert normalized_score(info) == expected
+
+
+def test_random_admissible_picks_listed_commands_reproducibly():
+    policy, info = RandomAdmissible(), {"admissible_commands": ["north", "south", "east"]}
+    policy.reset(5)
+    first = [policy.act("", info) for _ in range(30)]
+    policy.reset(5)
+    assert [policy.act("", info) for _ in range(30)] == first
+    assert set(first) == {"north", "south", "east"}
+    assert policy.act("", {}) == "look"
+
+
+def test_command_line_prints_the_figures(capsys):
+    main(["rlbench/TextMaze-v0", "--policy", SOLVER, "--episodes", "2", "--first-seed", "7"])
+    out = capsys.readouterr().out
+    assert "normalized score 1.000, win rate 1.00" in out and "(seeds 7 to 8)" in out
