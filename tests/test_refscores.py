@@ -56,3 +56,20 @@ def test_unknown_policy_is_a_clear_error():
     done = run_cli("refscores", "rlbench/CartPole-v1", "--policy", "module:nope:x")
     assert done.returncode == 2
     assert "cannot import module 'nope'" in done.stderr and "accepted: random" in done.stderr
+
+
+def test_score_over_max_score_is_the_normalized_final_score():
+    import gymnasium as gym
+
+    from rlbench_suite.envs.text.stats import normalized_score, play_text_episode
+    from rlbench_suite.refscores import reference_policy
+
+    card = get_card("rlbench/TextAdventure-v0")
+    assert card.primary_metric == "score/max_score"
+    spec = "module:rlbench_suite.baselines.scripted.text_common:RandomAdmissible"
+    seeds = list(range(6))
+    values = metric_values(card, play_episodes(card, spec, seeds))
+    env = gym.make(card.id)
+    policy = reference_policy(env, spec)
+    finals = [normalized_score(play_text_episode(env, policy, s)[0]) for s in seeds]
+    assert values == pytest.approx(finals) and 0 < max(values) <= 1

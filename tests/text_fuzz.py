@@ -1,9 +1,12 @@
-"""Fuzzing text games: random commands on both sides of the length limit (for Hypothesis)."""
+"""Shared text-game test helpers: random commands on both sides of the length limit (for
+Hypothesis), and random admissible play (for determinism)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 import pytest
 from hypothesis import strategies as st
 
@@ -28,3 +31,20 @@ def step_fuzzed(env: Any, text: str, rewards: tuple[float, ...]) -> None:
     assert env.observation_space.contains(obs) and reward in rewards
     if terminated or truncated:
         env.reset()
+
+
+def admissible_trajectory(env_id: str, seed: int, steps: int = 1000, rng_seed: int = 0) -> list:
+    """``steps`` steps of random admissible commands on a fresh ``gym.make(env_id)`` reset
+    with ``seed`` (reset again, unseeded, whenever an episode ends): every step's outcome."""
+    env = gym.make(env_id)
+    rng, out = np.random.default_rng(rng_seed), []
+    _, info = env.reset(seed=seed)
+    for _ in range(steps):
+        options = info["admissible_commands"] or ["look"]
+        step = env.step(options[int(rng.integers(len(options)))])
+        info = step[-1]
+        out.append(step)
+        if step[2] or step[3]:
+            _, info = env.reset()
+    env.close()
+    return out

@@ -15,14 +15,13 @@ BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are re
 
 
 def primary_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
-    """Per-episode values of the card's primary metric (the return, or success as 0/1)."""
+    """Per-episode values of the card's primary metric (the return, or success as 0/1).
+
+    ``score/max_score`` is the return too: games that use it reward the points gained over
+    their maximum score, so an episode's return is its normalized score.
+    """
     if card.primary_metric in ("success_rate", "win_rate"):
         return np.asarray(successes, dtype=float)
-    if card.primary_metric != "return":
-        raise ValueError(
-            f"{card.id}: primary metric {card.primary_metric!r} needs the environment's "
-            "maximum score, which the suite does not record yet"
-        )
     return np.asarray(returns, dtype=float)
 
 
