@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
 from rlbench_suite.baselines.scripted.wordle import WordleSolver, encode, pattern_matrix
+from rlbench_suite.envs.text.stats import play_text_episode
 from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
 from rlbench_suite.envs.text.wordle import MAX_GUESSES, WordleEnv, feedback, load_words
 from tests.text_fuzz import commands, step_fuzzed
@@ -121,16 +122,10 @@ def test_reset_is_seeded():
 def test_solver_wins_within_six_guesses():
     env = gym.make("rlbench/Wordle-v0")
     assert env.spec.max_episode_steps == 30
-    solver, wins, guesses = WordleSolver(env.observation_space, env.action_space), 0, []
-    for seed in range(100):
-        obs, info = env.reset(seed=seed)
-        solver.reset(seed)
-        done = False
-        while not done:
-            obs, _, terminated, truncated, info = env.step(solver.act(obs, info))
-            done = terminated or truncated
-        wins += info["success"]
-        guesses.append(info["guesses"])
+    solver = WordleSolver(env.observation_space, env.action_space)
+    finals = [play_text_episode(env, solver, seed)[0] for seed in range(100)]
+    wins = sum(info["success"] for info in finals)
+    guesses = [info["guesses"] for info in finals]
     assert wins >= 95 and max(guesses) <= MAX_GUESSES
     assert np.mean(guesses) < 4.0
 
