@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import warnings
 from typing import Any, Literal
 
@@ -150,9 +151,29 @@ def register_all() -> int:
     catalog = cards()
     for card in catalog.values():
         register_card(card)
+    _silence_unrelated_version_warnings(catalog)
     for error in catalog_errors():
         warnings.warn(str(error), CatalogWarning, stacklevel=2)
     return len(catalog)
+
+
+def _silence_unrelated_version_warnings(catalog: dict[str, EnvCard]) -> None:
+    """Keep ``gym.make`` from calling an id "out of date" when its higher version is another
+    environment: ``rlbench/Chess-v0`` (the text game) is not an old ``rlbench/Chess-v6``
+    (PettingZoo's chess), so Gymnasium's advice to upgrade would mislead there."""
+    latest: dict[str, EnvCard] = {}
+    for card in catalog.values():
+        name, version = card.id.rsplit("-v", 1)
+        if name not in latest or int(version) > int(latest[name].id.rsplit("-v", 1)[1]):
+            latest[name] = card
+    for card in catalog.values():
+        newest = latest[card.id.rsplit("-v", 1)[0]]
+        if newest is not card and (newest.family, newest.api) != (card.family, card.api):
+            warnings.filterwarnings(
+                "ignore",
+                message=f".*The environment {re.escape(card.id)} is out of date",
+                category=DeprecationWarning,
+            )
 
 
 class CatalogWarning(UserWarning):
