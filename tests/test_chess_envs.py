@@ -51,6 +51,14 @@ B_CLASH = "4k3/8/8/8/8/2p5/1P1B4/4K3 w - - 0 1"  # bxc3 (pawn) and Bxc3 (bishop)
         (B_CLASH, "bb4", "b4"),  # lowercase b: the pawn (python-chess reads "bb4" so too)
         (B_CLASH, "be3", "Be3"),
         (B_CLASH, "bc1", "Bc1"),  # no pawn move reads that way: the bishop
+        (chess.STARTING_FEN, "Nf3.", "Nf3"),  # a final full stop is ignored
+        (chess.STARTING_FEN, "e4!", "e4"),
+        (chess.STARTING_FEN, "Nf3?", "Nf3"),
+        (PROMOTE, "c8=Q+.", "c8=Q+"),
+        (PROMOTE, "c7c8q.", "c8=Q+"),
+        ("6k1/5ppp/8/8/8/8/8/3Q2K1 w - - 0 1", "Qd8#", "Qd8#"),
+        ("6k1/5ppp/8/8/8/8/8/3Q2K1 w - - 0 1", "Qd8#.", "Qd8#"),
+        ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2", "exd6 e.p.", "exd6"),
     ],
 )
 def test_moves_read_in_san_and_uci(fen, command, san):
@@ -67,6 +75,19 @@ def test_moves_read_in_san_and_uci(fen, command, san):
 )
 def test_illegal_moves_are_refused(fen, command):
     assert isinstance(parse_move(chess.Board(fen), command), str)
+
+
+@pytest.mark.parametrize("command", ["c8", "c7c8", "C8."])
+def test_a_promotion_without_a_piece_asks_for_one(command):
+    reply = parse_move(chess.Board(PROMOTE), command)
+    assert reply == f"{command.rstrip('.')} needs a promotion piece: c8=Q, c8=R, c8=B or c8=N"
+
+
+def test_a_move_with_a_full_stop_is_played():
+    env = ChessEnv()
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step("Nf3.")
+    assert info["valid"] and "You play Nf3." in obs
 
 
 def test_illegal_command_gets_a_reply_zero_reward_and_no_move():
@@ -160,6 +181,11 @@ def test_stalemate_draws_and_resign_loses():
     env = _at(chess.STARTING_FEN)
     _, reward, terminated, _, info = env.step("Resign")
     assert (reward, terminated, info["result"], info["score"]) == (-1.0, True, "0-1", 0.0)
+    for command in ("Resign.", "I resign", "i resign!"):
+        env = _at(chess.STARTING_FEN)
+        obs, reward, terminated, _, info = env.step(command)
+        assert (reward, terminated, info["result"]) == (-1.0, True, "0-1"), command
+        assert "Reply: You resign." in obs
 
 
 @pytest.mark.parametrize("kind", [*ENDGAMES, "mixed"])

@@ -102,7 +102,14 @@ def test_worlds_are_seeded():
         ("look at a brass key", Parsed("examine", ("brass key",))),
         ("pick up the brass key", Parsed("take", ("brass key",))),
         ("pick the key up", Parsed("take", ("key",))),
-        ("get key from the chest", Parsed("take", ("key",))),
+        ("get key from the chest", Parsed("take", ("key", "chest"))),
+        ("take the key out of the chest", Parsed("take", ("key", "chest"))),
+        ("take apple off table", Parsed("take", ("apple", "table"))),
+        ("north?", Parsed("go", ("north",))),
+        ("look around", Parsed("look")),
+        ("go to the armoury", Parsed("goto", ("armoury",))),
+        ("enter the living room", Parsed("goto", ("living room",))),
+        ("enter north", Parsed("go", ("north",))),
         ("put down the apple", Parsed("drop", ("apple",))),
         ("put the apple into the wooden chest", Parsed("put", ("apple", "wooden chest"))),
         ("place apple on table", Parsed("put", ("apple", "table"))),
@@ -122,6 +129,10 @@ def test_parser_synonyms_and_articles(command, parsed):
         ("", "Say something"),
         ("the", "Say something"),
         ("take", "What do you want to take?"),
+        ("x", "What do you want to examine?"),
+        ("examine", "What do you want to examine?"),
+        ("get", "What do you want to take?"),
+        ("go", "Where do you want to go?"),
         ("put apple", "Where do you want to put it?"),
         ("combine battery", "Combine it with what?"),
         ("dance wildly", "I don't understand 'dance wildly'"),
@@ -200,6 +211,89 @@ def test_a_quest_with_locks_ambiguity_and_a_combination():
     assert total == 1.0 and "Score: 4/4." in obs and "-= Vault =-" in obs
     obs, r, terminated, _, _ = env.step("look")
     assert obs.startswith("The game is over") and (r, terminated) == (0.0, True)
+
+
+def hard_9() -> gym.Env:
+    """TextAdventureHard-v0, seed 9: a steel, a silver and a bronze key and a locked wicker
+    basket in the Parlour, whose one exit (north) is the locked maple door."""
+    env = gym.make("rlbench/TextAdventureHard-v0")
+    env.reset(seed=9)
+    return env
+
+
+def reply(env: gym.Env, command: str) -> str:
+    return env.step(command)[0].split("\n")[0]
+
+
+@pytest.mark.parametrize("answer", ["bronze", "the bronze key", "Bronze.", "the bronze one"])
+def test_a_which_question_can_be_answered(answer):
+    env = hard_9()
+    question = "Which do you mean, the steel key, the silver key or the bronze key?"
+    assert reply(env, "get key") == question
+    assert reply(env, answer) == "You take the bronze key."
+    assert reply(env, "get key") == "Which do you mean, the steel key or the silver key?"
+    assert reply(env, "key") == "Which do you mean, the steel key or the silver key?"
+    assert reply(env, "steel") == "You take the steel key."
+
+
+def test_another_command_drops_the_question():
+    env = hard_9()
+    reply(env, "get key")
+    assert reply(env, "look") == "You look around."
+    assert reply(env, "bronze").startswith("I don't understand 'bronze'")
+    reply(env, "get key")
+    assert reply(env, "take silver key") == "You take the silver key."
+    assert env.unwrapped.world.pending is None
+
+
+def test_only_sensible_things_are_asked_about():
+    env = hard_9()
+    reply(env, "take bronze key")
+    # only held keys unlock, and only keys not yet held can be taken
+    assert reply(env, "unlock basket with key").startswith("You unlock the wicker basket")
+    assert reply(env, "take key") == "Which do you mean, the steel key or the silver key?"
+    reply(env, "take steel key")
+    assert reply(env, "take key") == "You take the silver key."
+    every_key = "Which do you mean, the steel key, the silver key or the bronze key?"
+    assert reply(env, "unlock basket with key") == every_key  # all three are held now
+    assert reply(env, "silver") == "The wicker basket is already unlocked."
+
+
+def test_going_to_a_room_by_name():
+    env = hard_9()
+    here = "exits: north (maple door, locked)."
+    assert reply(env, "go to the armoury") == f"The armoury is not next to this room; {here}"
+    assert reply(env, "go to the library") == "The maple door is locked."
+    assert reply(env, "go to the parlour") == "You are already in the parlour."
+    assert reply(env, "go to the xyzzy") == f"You know of no place called 'xyzzy' here; {here}"
+    world = env.unwrapped.world
+    world.entities["maple door"].locked = world.entities["maple door"].closed = False
+    assert reply(env, "enter library") == "You go north."
+    assert world.player == "Library"
+    assert reply(env, "go to study") == "You go west."  # one step only
+    assert world.player == "Study"
+    assert reply(env, "go to the parlour").startswith("The parlour is not next to this room")
+
+
+def test_take_from_checks_where_the_thing_is():
+    env = hard_9()
+    assert reply(env, "take steel key from basket") == (
+        "The steel key is not in the wicker basket."
+    )
+    assert reply(env, "take key out of the basket") == "There is no key in the wicker basket."
+    env = tiny_env()
+    reply(env, "open chest")
+    assert reply(env, "take battery from chest") == "The battery is not in the wooden chest."
+    assert reply(env, "take key from chest") == "You take the brass key."
+    assert reply(env, "take battery off table") == "You take the battery."
+    assert reply(env, "take flashlight out of table") == "You take the flashlight."
+
+
+def test_punctuation_and_look_around():
+    env = hard_9()
+    assert reply(env, "north?") == "The maple door is locked."
+    assert reply(env, "look around") == "You look around."
+    assert reply(env, "x") == reply(env, "examine") == "What do you want to examine?"
 
 
 def test_locked_containers_hide_their_contents():

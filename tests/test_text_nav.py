@@ -54,6 +54,23 @@ def test_unknown_commands_get_a_reply_and_zero_reward(command):
     assert env.observation_space.contains(obs)
 
 
+def test_rooms_are_entered_by_name_and_questions_answered():
+    env = gym.make("rlbench/TextNav-v0")
+    env.reset(seed=6)  # the Playroom: living room south, guest room west, bathroom north
+
+    def reply(command: str) -> str:
+        return env.step(command)[0].split("\n")[0]
+
+    world = env.unwrapped.world
+    assert reply("go to room") == "Which do you mean, the living room or the guest room?"
+    assert reply("the guest one") == "You go west." and world.player == "Guest Room"
+    assert reply("go to room") == "No room is next to this room; exits: east."
+    assert reply("enter the playroom.") == "You go east." and world.player == "Playroom"
+    assert reply("go to the bathroom") == "You go north." and world.player == "Bathroom"
+    assert reply("look around") == "You look around."
+    assert reply("south?") == "You go south." and world.player == "Playroom"
+
+
 def test_expert_finds_the_target():
     env, expert = gym.make("rlbench/TextNav-v0"), TextNavExpert()
     results = [play(env, expert, seed) for seed in range(60)]

@@ -26,8 +26,9 @@ line per subgoal (``[x] Unlock the oak door.``, ``[ ] Find the red apple and tak
 ``Score: 1/3.`` and ``Moves: 5.``.
 
 Commands (at most :data:`~.text_io.MAX_COMMAND_LENGTH` characters, case-insensitive) are
-parsed by :mod:`~.adventure_parser` (synonyms, articles, "pick X up", "use X on Y", and
-in-game questions for ambiguous names); anything not understood, or impossible, gets an
+parsed by :mod:`~.adventure_parser` (synonyms, articles, "pick X up", "use X on Y", "take X
+from Y", "go to <room>" for a room next to the player's, and in-game questions for ambiguous
+names, which the next command may answer: "brass"); anything not understood, or impossible, gets an
 in-game reply, zero reward and uses a step. A longer command raises ValueError naming the limit.
 
 Rewards: each subgoal is worth one point the first time it is met (in any order); the reward

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlbench_suite.envs.text.adventure_parser import HELP, parse, resolve
+from rlbench_suite.envs.text.adventure_parser import (
+    HELP,
+    Parsed,
+    answer,
+    parse,
+    question,
+    resolve,
+)
 from rlbench_suite.envs.text.adventure_world import (
     CONTAINER,
     DIRECTIONS,
@@ -42,6 +49,17 @@ def state(entity: Entity) -> str:
     return "locked" if entity.locked else "closed" if entity.closed else "open"
 
 
+def exits(world: World) -> str:
+    """The player's room's exits: "north (oak door, locked), east" (or "none")."""
+    room, listed = world.rooms[world.player], []
+    for direction in DIRECTIONS:
+        if direction in room.exits:
+            door = room.doors.get(direction)
+            door_note = f" ({door}, {state(world.entities[door])})" if door else ""
+            listed.append(direction + door_note)
+    return ", ".join(listed) or "none"
+
+
 def describe(world: World) -> str:
     """The room (name, things, exits), the inventory, the quest with checkboxes and the score."""
     seen = []
@@ -52,12 +70,6 @@ def describe(world: World) -> str:
             notes.append(f"{holder.preposition} the {holder.name}")
         seen.append(a(entity.name) + (f" ({', '.join(notes)})" if notes else ""))
     room = world.rooms[world.player]
-    exits = []
-    for direction in DIRECTIONS:
-        if direction in room.exits:
-            door = room.doors.get(direction)
-            door_note = f" ({door}, {state(world.entities[door])})" if door else ""
-            exits.append(direction + door_note)
     quest = [
         f"[{'x' if done else ' '}] {g.text}"
         for g, done in zip(world.goals, world.done, strict=True)
@@ -66,7 +78,7 @@ def describe(world: World) -> str:
         [
             f"-= {room.name} =-",
             f"You see: {'; '.join(seen) if seen else 'nothing'}.",
-            f"Exits: {', '.join(exits)}.",
+            f"Exits: {exits(world)}.",
             f"You carry: {listing([a(e.name) for e in world.inventory()])}.",
             "Quest:",
             *quest,
@@ -77,8 +89,9 @@ def describe(world: World) -> str:
 
 def admissible_commands(world: World) -> list[str]:
     """Commands that make sense now, grouped by kind (moves, unlocks, opens, takes, combines,
-    puts, drops, closes, then look and inventory), each group sorted; keys are never
-    offered for putting or dropping, which keeps the list short."""
+    puts, drops, closes, then look and inventory): moves in direction order (north, south,
+    east, west, up, down), every other group sorted; keys are never offered for putting or
+    dropping, which keeps the list short."""
     scope = world.scope()
     held = world.inventory()
     keys = {e.name for e in held if e.kind == KEY}
@@ -110,26 +123,88 @@ def admissible_commands(world: World) -> list[str]:
 
 
 def execute(world: World, command: str) -> str:
-    """Apply ``command`` (normalized) to ``world``; the reply. Never raises."""
+    """Apply ``command`` (normalized) to ``world``; the reply. Never raises.
+
+    A command that answers the last one's "Which do you mean?" (``world.pending``) completes
+    it; any other command drops the question."""
+    pending, world.pending = world.pending, None
     parsed = parse(command)
+    if pending is not None:
+        verb, phrases, index, names = pending
+        chosen = answer(command, names)
+        if len(chosen) > 1:
+            world.pending = (verb, phrases, index, tuple(chosen))
+            return question([name.lower() for name in chosen])
+        if chosen:
+            parsed = Parsed(verb, (*phrases[:index], chosen[0], *phrases[index + 1 :]))
     if isinstance(parsed, str):
         return parsed
     if parsed.verb == "go":
         return _go(world, parsed.objects[0])
+    if parsed.verb == "goto":
+        return _go_to(world, parsed.objects[0])
     if parsed.verb in _SIMPLE:
         return _SIMPLE[parsed.verb](world)
-    things = []
-    for phrase in parsed.objects:
-        found = resolve(phrase, world.scope())
-        if isinstance(found, str):
-            return found
-        things.append(found)
+    things = _things(world, parsed)
+    if isinstance(things, str):
+        return things
     if parsed.verb == "use":
         lock, key = sorted(things, key=lambda e: e.kind == KEY)
         if key.kind == KEY and lock.key is not None:
             return _unlock(world, lock, key)
         return _combine(world, *things)
+    if parsed.verb == "take" and len(things) == 2:
+        thing, holder = things
+        if thing.location != holder.name:
+            return f"The {thing.name} is not {holder.preposition} the {holder.name}."
+        return _take(world, thing)
     return _ACTIONS[parsed.verb](world, *things)
+
+
+def _fits(verb: str, index: int, holder: Entity | None) -> Callable[[Entity], bool] | None:
+    """Which things make sense as a command's ``index``-th noun phrase (None: any)."""
+    if verb == "take" and index == 0:
+        return lambda e: (
+            e.portable
+            and e.location not in (INVENTORY, GONE)
+            and (holder is None or e.location == holder.name)
+        )
+    if verb == "take" or (verb == "put" and index == 1):
+        return lambda e: e.receptacle
+    if verb in ("drop", "put", "combine"):
+        return lambda e: e.location == INVENTORY
+    if verb == "open":
+        return lambda e: e.openable and e.closed and not e.locked
+    if verb == "close":
+        return lambda e: e.openable and not e.closed
+    if verb == "unlock":
+        return (
+            (lambda e: e.locked)
+            if index == 0
+            else (lambda e: e.kind == KEY and e.location == INVENTORY)
+        )
+    if verb == "use":
+        return lambda e: e.location == INVENTORY or e.locked
+    return None
+
+
+def _things(world: World, parsed: Parsed) -> list[Entity] | str:
+    """The things a command's noun phrases name, or a reply (none seen, or a question: then
+    ``world.pending`` holds it). "take X from Y" resolves Y first, and prefers an X in Y."""
+    phrases, found = parsed.objects, {}
+    two_takes = parsed.verb == "take" and len(phrases) == 2
+    for index in (1, 0) if two_takes else range(len(phrases)):
+        holder = found.get(1) if two_takes else None
+        got = resolve(phrases[index], world.scope(), _fits(parsed.verb, index, holder))
+        if isinstance(got, str):
+            return got
+        if isinstance(got, list):
+            if holder is not None and all(e.location != holder.name for e in got):
+                return f"There is no {phrases[index]} {holder.preposition} the {holder.name}."
+            world.pending = (parsed.verb, phrases, index, tuple(e.name for e in got))
+            return question([e.name for e in got])
+        found[index] = got
+    return [found[index] for index in range(len(phrases))]
 
 
 def _go(world: World, direction: str) -> str:
@@ -141,6 +216,29 @@ def _go(world: World, direction: str) -> str:
         return f"The {door} is {state(world.entities[door])}."
     world.player = room.exits[direction]
     return f"You go {direction}."
+
+
+def _go_to(world: World, phrase: str) -> str:
+    """One step towards a room named by name: into it when it is next to the player's room."""
+    room, words = world.rooms[world.player], frozenset(phrase.lower().split())
+    matches = [name for name in world.rooms if words <= frozenset(name.lower().split())]
+    exact = [name for name in matches if name.lower() == phrase.lower()]
+    if len(matches) > 1 and not exact:  # "go to room": the rooms next to this one
+        matches = [name for name in matches if name in room.exits.values()]
+        if len(matches) > 1:
+            world.pending = ("goto", (phrase,), 0, tuple(matches))
+            return question([name.lower() for name in matches])
+        if not matches:
+            return f"No {phrase} is next to this room; exits: {exits(world)}."
+    if not matches:
+        return f"You know of no place called {phrase!r} here; exits: {exits(world)}."
+    target = (exact or matches)[0]
+    if target == world.player:
+        return f"You are already in the {target.lower()}."
+    directions = [d for d in DIRECTIONS if room.exits.get(d) == target]
+    if not directions:
+        return f"The {target.lower()} is not next to this room; exits: {exits(world)}."
+    return _go(world, directions[0])
 
 
 def _inventory(world: World) -> str:

@@ -79,7 +79,7 @@ class Difficulty:
     locked_containers: tuple[int, int] = (0, 0)
     """Extra locked containers, each hiding a door's key (nesting) or a quest item."""
     containers: tuple[int, int] = (1, 2)
-    """Closed (unlocked) containers."""
+    """Unlocked containers, each closed with probability 0.7 (else open)."""
     supporters: tuple[int, int] = (1, 1)
     distractors: tuple[int, int] = (1, 2)
     goals: tuple[int, int] = (1, 2)

@@ -103,6 +103,9 @@ class World:
     start: str
     player: str = ""
     done: list[bool] = field(default_factory=list)
+    pending: tuple[str, tuple[str, ...], int, tuple[str, ...]] | None = None
+    """An open "Which do you mean?" question: the asking command's verb and noun phrases, the
+    phrase asked about, and the names offered (the next command may answer it)."""
 
     def __post_init__(self) -> None:
         self.player = self.player or self.start

@@ -14,9 +14,11 @@ White, lower case Black, ``.`` empty, rank and file labels), ``FEN: ...``, ``To 
 and ``Moves: 1. e4 e5 ...`` (the game so far, clipped on the left).
 
 Commands (at most :data:`~rlbench_suite.envs.text.text_io.MAX_COMMAND_LENGTH` characters): a
-move in SAN or UCI (see :func:`~rlbench_suite.envs.text.chess_game.parse_move`), or
-``resign``. An illegal, ambiguous or unreadable command gets a reply listing the legal moves,
-zero reward, and no move is made; a longer command raises ValueError naming the limit.
+move in SAN or UCI (see :func:`~rlbench_suite.envs.text.chess_game.parse_move`; a final
+full stop, exclamation or question mark is ignored), or ``resign`` / ``I resign``. An
+illegal, ambiguous or unreadable command (a promotion without its piece, ``e8``, is told which
+pieces it may take) gets a reply listing the legal moves, zero reward, and no move is made; a
+longer command raises ValueError naming the limit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from rlbench_suite.envs.text.chess_game import (
     ENDGAMES,
     best_move,
     game_result,
+    is_resignation,
     parse_move,
     random_endgame,
     san_table,
@@ -111,7 +114,7 @@ class ChessGameEnv(gym.Env[str, str]):
         command = read_command(action)
         if self.result is not None:
             return self._observe("The game is over."), 0.0, True, False, self._info(False)
-        if command == "resign":
+        if is_resignation(command):
             self.result = "0-1" if self.agent == chess.WHITE else "1-0"
             return self._observe("You resign."), -1.0, True, False, self._info(valid=True)
         raw = action.decode("utf-8", errors="replace") if isinstance(action, bytes) else action

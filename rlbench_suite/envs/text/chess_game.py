@@ -2,7 +2,10 @@
 
 Built on python-chess (``import chess``). :func:`parse_move` reads a move in SAN or UCI,
 tolerant of case (the one real clash, ``bxc3`` the b-pawn vs ``Bxc3`` the bishop, is settled
-by the case typed: a lowercase ``b`` prefers the pawn, an uppercase ``B`` the bishop).
+by the case typed: a lowercase ``b`` prefers the pawn, an uppercase ``B`` the bishop), of a
+final full stop, exclamation or question mark (``Nf3.``) and of an ``e.p.`` mark; a
+promotion typed without its piece (``e8``, ``e7e8``) gets a reply naming the choices.
+:func:`is_resignation` reads ``resign`` and ``I resign``.
 :func:`best_move` is a negamax alpha-beta search over material and piece-square tables
 (Tomasz Michniewski's "Simplified Evaluation Function") with a mop-up term for lone-king
 endgames, optional quiescence on captures, and seeded random choice among the moves within
@@ -233,6 +236,14 @@ def game_result(board: chess.Board) -> str | None:
 # ----------------------------------------------------------------------------- reading moves
 _PREFIX = re.compile(r"^(?:(?:play|move)\s+)?(?:\d+\s*\.+\s*)?", re.IGNORECASE)
 _DROP = str.maketrans({c: None for c in "x+#=-:!? "})
+_TRAIL = re.compile(r"(?:\s*e\.p\.?)?[\s.!?]*$", re.IGNORECASE)
+"""An en-passant mark and a final full stop, exclamation or question mark ("Nf3.")."""
+_RESIGN = re.compile(r"^(?:i\s+)?resign[.!]*$", re.IGNORECASE)
+
+
+def is_resignation(command: str) -> bool:
+    """Whether ``command`` resigns: "resign" or "I resign", maybe with a full stop."""
+    return bool(_RESIGN.match(clean_command(command)))
 
 
 def clean_command(action: str) -> str:
@@ -269,7 +280,7 @@ def parse_move(
     legal move's SAN, long algebraic (``Ng1-f3``) and UCI forms. ``sans`` is the position's
     :func:`san_table`, when the caller has it.
     """
-    text = _PREFIX.sub("", clean_command(action)).strip()
+    text = _TRAIL.sub("", _PREFIX.sub("", clean_command(action)).strip())
     shown = text if len(text) <= 40 else text[:37] + "..."
     key = _key(text)
     if not key or not _MOVE_CHARS.issuperset(key) or len(key) > 8:
@@ -296,6 +307,17 @@ def parse_move(
     if found:
         options = ", ".join(sorted(sans[m] for m in found))
         return f"Ambiguous move {shown!r} (could be {options})"
+    promotions = sorted(
+        (
+            m
+            for m in sans
+            if m.promotion and key + chess.piece_symbol(m.promotion) in (m.uci(), _key(sans[m]))
+        ),
+        key=lambda m: "qrbn".index(chess.piece_symbol(m.promotion or chess.QUEEN)),
+    )
+    if promotions:
+        names = [sans[m].rstrip("+#") for m in promotions]
+        return f"{shown} needs a promotion piece: {', '.join(names[:-1])} or {names[-1]}"
     return f"Illegal move {shown!r}"
 
 

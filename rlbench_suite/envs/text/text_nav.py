@@ -3,8 +3,9 @@
 It runs on TextAdventure's engine (:mod:`~.adventure`): reset's seed draws a house
 (:data:`~.adventure_generator.HOUSE`) of 5 to 8 rooms (kitchen, bedroom, bathroom, hallway,
 living room, ...) laid out on a grid, with 2 or 3 supporters (a table, a shelf, ...), 2 to 4
-containers (closed or open; none locked), 3 to 5 other objects and no keys. The target object
-is anywhere: on a floor, on a supporter, or inside a closed container. The quest has one
+containers (none locked; each closed with probability 0.7, else open), 3 to 5 other objects
+and no keys. The target object is anywhere: on a floor, on a supporter, or inside a container
+(closed, or sometimes open). The quest has one
 subgoal, "Find the <object> and take it.": the episode is won (reward 1, terminated) when the
 target is in the inventory.
 
