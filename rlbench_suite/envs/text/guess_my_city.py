@@ -9,12 +9,17 @@ answers:
 
 - yes/no questions: "Is it in Europe?", "Is it in France?", "Is it a national capital?", "Is it
   on the coast?", "Is it in the southern hemisphere?", "Has it hosted the Summer Olympics?",
-  "Is it in the European Union?", "Do they speak French?", "Is it on the Danube?";
+  "Is it in the European Union?", "Do they speak French?", "Is it on the Danube?", and (not
+  among the canonical questions) "Is it in the Americas?", "Is it on a river?", "Is it in the
+  western hemisphere?" (west of Greenwich), "Is it in Antarctica?" (always "No.");
 - open questions, answered with a value: "What continent is it on?" -> "Europe.", "What
   language do they speak?" -> "French and Dutch.", "What river is it on?" -> "The Seine.",
   "Which hemisphere is it in?" -> "The northern hemisphere.";
 - not the country or the name ("Which country is it in?" is declined, as LMRL-Gym's oracle
-  never names the city), nor regions other than continents ("Is it in the Middle East?").
+  never names the city), nor regions other than continents ("Is it in the Middle East?"), nor
+  "Is it in America?" (the United States or the Americas?), ports or landlockedness (it knows
+  only whether the city is on a sea or ocean). A question that says more than a known one asks
+  ("Is it a state capital?", "What is the capital?") is declined, not answered as another.
 
 Guesses: "Is it Paris?", "guess paris", "Guess: Paris", "paris", or a synonym ("nyc", "st
 petersburg", "bombay"). Observations, the 20-question budget, rewards and ``info`` are those of
@@ -27,6 +32,7 @@ import functools
 import json
 from typing import Any
 
+from rlbench_suite.envs.text import oracle
 from rlbench_suite.envs.text.oracle import (
     MAX_QUESTIONS,
     Entity,
@@ -39,7 +45,12 @@ from rlbench_suite.resources import content_dir
 
 KB_FILE = "guess_my_city_kb.json"
 LANGUAGE_CUES = ("speak", "spoken", "speaking", "language", "tongue", "speaker", "talk")
+LANGUAGE_WORDS = ("main", "official", "primary", "native", "local", "first", "there", "people")
 NO_RIVER = "It isn't known for a river."
+FILLER = ("city", "town", "place", "located", "situated", "country", "nation")
+"""The city game's own filler words ("is it a European city")."""
+GUESS_PREFIXES = ("is it in", *oracle.GUESS_PREFIXES)
+""""Is it in Singapore?" names a city-state: a guess."""
 
 
 def kb_data() -> dict[str, Any]:
@@ -53,7 +64,14 @@ def _listing(items: list[str]) -> str:
 
 def _questions(data: dict[str, Any]) -> list[Question]:
     questions = [
-        Question(q["kind"], q["key"], q["question"], tuple(q["patterns"]), reply=q.get("reply", ""))
+        Question(
+            q["kind"],
+            q["key"],
+            q["question"],
+            tuple(q["patterns"]),
+            reply=q.get("reply", ""),
+            words=tuple(q.get("words", ())),
+        )
         for q in data["questions"]
     ]
     for name, patterns in data["continents"].items():
@@ -70,7 +88,9 @@ def _questions(data: dict[str, Any]) -> list[Question]:
         patterns = [f"{cue} & {w}" for w in named_by for cue in LANGUAGE_CUES]
         patterns += [w for w in named_by if words(w) not in country_words]
         text = f"Do they speak {name}?"
-        questions.append(Question("yes_no", f"language={name}", text, tuple(patterns)))
+        questions.append(
+            Question("yes_no", f"language={name}", text, tuple(patterns), words=LANGUAGE_WORDS)
+        )
     for name, extra in data["rivers"].items():
         base = name.removesuffix(" River").lower()
         patterns = (f"{base} river", f"river {base}", *extra)
@@ -90,7 +110,10 @@ def _entity(city: dict[str, Any], countries: dict[str, Any]) -> Entity:
     features |= {f"river={river}" for river in city["rivers"]}
     features |= {key for key in ("capital", "coastal", "olympics") if city[key]}
     features |= {"eu"} if country["eu"] else set()
+    features |= {"americas"} if country["continent"].endswith("America") else set()
+    features |= {"on_river"} if city["rivers"] else set()
     features.add("southern" if city["south"] else "northern")
+    features.add("western" if city["west"] else "eastern")
     rivers = " and ".join(f"the {r}" for r in city["rivers"])
     values = {
         "continent": f"{country['continent']}.",
@@ -108,13 +131,20 @@ def load_kb() -> KnowledgeBase:
     data = kb_data()
     questions = _questions(data)
     entities = [_entity(city, data["countries"]) for city in data["cities"]]
+    extra = {q["key"] for q in data["questions"] if not q.get("canonical", True)}
     canonical = [
         q.key
         for q in questions
         if q.kind == "open"
-        or (q.kind == "yes_no" and not q.key.startswith(("language=", "river=")))
+        or (
+            q.kind == "yes_no"
+            and not q.key.startswith(("language=", "river="))
+            and q.key not in extra
+        )
     ]
-    return KnowledgeBase(entities, questions, canonical)
+    return KnowledgeBase(
+        entities, questions, canonical, filler=FILLER, guess_prefixes=GUESS_PREFIXES
+    )
 
 
 class GuessMyCityEnv(QuestionGameEnv):

@@ -14,9 +14,21 @@ two questions left matching are a compound question, declined. In order, a comma
 - ``empty``: no letters or digits (uses no question);
 - ``guess``: an entity's name or synonym, alone or after a guess phrase ("is it", "guess",
   "my guess is", ...); an explicit guess ("guess ...") of something unknown is a wrong guess;
+- ``compound``: two names joined by "or" ("is it a cat or a dog");
 - ``negated``: contains "not", "never" or "n't" (declined: ask without the negation);
-- a question whose patterns match (``yes_no``, ``open``, ``forbidden``), ``compound``, or
-  ``unknown``.
+- a question whose patterns match (``yes_no``, ``open``, ``fixed``, ``forbidden``),
+  ``compound``, or ``unknown``.
+
+A matched question is answered only if the command says nothing more (:mod:`.oracle_parse`):
+every word must be in the question's vocabulary (its canonical text, its patterns and its extra
+``words``) or a filler of the question frame ("is", "it", "does", "have", "usually", ...);
+otherwise the command asks something else ("is it a sports car", "is it a state capital") and
+is ``unknown`` (its ``key`` lists the words not understood). A comparison ("than") must be
+covered by a pattern ("bigger than a car"); otherwise it is the knowledge base's ``compare``
+question (declined, naming the comparisons it answers) if it has one. When nothing is
+understood, two fallbacks: a guess with a modifier ("is it a red apple": colour and size words
+before a name) and, where the knowledge base allows (``noun_guesses``), "is it a/an NOUN" with
+one or two unknown words ("is it a tomato") is a wrong guess.
 
 :meth:`KnowledgeBase.answer` gives the short answer an entity implies ("Yes.", "No.", a value,
 or a fixed note for the declined kinds); a candidate is consistent with a history when it
@@ -36,6 +48,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlbench_suite.envs.text import oracle_parse as op
 from rlbench_suite.envs.text.text_io import (
     MAX_COMMAND_LENGTH,
     clip_observation,
@@ -45,7 +58,7 @@ from rlbench_suite.envs.text.text_io import (
 
 ARTICLES = frozenset({"a", "an", "the", "please", "your", "its", "their"})
 GUESS_PREFIXES = (
-    "is it in", "is it", "it is", "is this", "is that", "is your object", "is object",
+    "is it", "it is", "is this", "is that", "is your object", "is object",
     "is your city", "is city", "is thing", "is answer", "could it be", "can it be",
     "might it be", "are you thinking of", "are you thinking about", "you are thinking of",
     "i think it is", "i think", "i guess it is", "i guess",
@@ -61,7 +74,13 @@ DECLINED = {
 }
 
 
+NO_STEM = frozenset({"americas"})
+"""Words whose final ``s`` is not a plural to cut ("the Americas" is not "America")."""
+
+
 def _stem(word: str) -> str:
+    if word in NO_STEM:
+        return word
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
@@ -84,7 +103,8 @@ def _find(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
 
 @dataclass(frozen=True)
 class Question:
-    """A question the oracle recognises: ``kind`` is ``yes_no``, ``open`` or ``forbidden``."""
+    """A question the oracle recognises: ``kind`` is ``yes_no``, ``open``, ``fixed`` (the same
+    answer, ``reply``, for every entity) or ``forbidden`` (declined with ``reply``)."""
 
     kind: str
     key: str
@@ -92,7 +112,9 @@ class Question:
     patterns: tuple[str, ...]
     inverse_patterns: tuple[str, ...] = ()
     reply: str = ""
-    """A forbidden question's reply."""
+    """A fixed question's answer, or a forbidden question's reply."""
+    words: tuple[str, ...] = ()
+    """Words its paraphrases may use besides those of its text and patterns."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +138,7 @@ class Parsed:
     @property
     def valid(self) -> bool:
         """Whether the oracle answers it (a guess or a recognised, allowed question)."""
-        return self.kind in ("guess", "yes_no", "open")
+        return self.kind in ("guess", "yes_no", "open", "fixed")
 
 
 @dataclass(frozen=True)
@@ -130,10 +152,32 @@ class KnowledgeBase:
     """Entities and questions, and the parser and answers built on them."""
 
     def __init__(
-        self, entities: list[Entity], questions: list[Question], canonical: list[str]
+        self,
+        entities: list[Entity],
+        questions: list[Question],
+        canonical: list[str],
+        *,
+        filler: tuple[str, ...] = (),
+        guess_prefixes: tuple[str, ...] = GUESS_PREFIXES,
+        noun_guesses: bool = False,
     ) -> None:
+        """``filler``: the game's own filler words (see :mod:`.oracle_parse`);
+        ``noun_guesses``: "is it a/an NOUN" is a guess even if NOUN is unknown."""
         self.entities = tuple(entities)
         self.questions = {q.key: q for q in questions}
+        self.filler = frozenset(words(" ".join((op.FILLER_WORDS, *filler))))
+        self.modifiers = frozenset(words(op.MODIFIER_WORDS))
+        self.guess_prefixes = tuple(words(p) for p in (*EXPLICIT_GUESS_PREFIXES, *guess_prefixes))
+        self.n_explicit = len(EXPLICIT_GUESS_PREFIXES)
+        self.noun_guesses = noun_guesses
+        self.vocabulary = {
+            q.key: frozenset(
+                words(
+                    " ".join((q.text, *q.patterns, *q.inverse_patterns, *q.words)).replace("&", " ")
+                )
+            )
+            for q in questions
+        }
         self.index = {e.name: i for i, e in enumerate(self.entities)}
         self.names: dict[tuple[str, ...], str] = {}
         for e in self.entities:
@@ -164,22 +208,35 @@ class KnowledgeBase:
         tokens = words(command)
         if not tokens:
             return Parsed("empty")
-        explicit = False
-        for prefixes, is_explicit in ((EXPLICIT_GUESS_PREFIXES, True), (GUESS_PREFIXES, False)):
-            for prefix in prefixes:
-                head = words(prefix)
-                if tokens[: len(head)] == head and len(tokens) > len(head):
-                    rest = tokens[len(head) :]
-                    if rest in self.names:
-                        return Parsed("guess", self.names[rest])
-                    explicit = explicit or is_explicit
+        explicit, rests = False, [tokens]
+        for i, head in enumerate(self.guess_prefixes):
+            if tokens[: len(head)] == head and len(tokens) > len(head):
+                rest = tokens[len(head) :]
+                if rest in self.names:
+                    return Parsed("guess", self.names[rest])
+                explicit, rests = explicit or i < self.n_explicit, [*rests, rest]
         if tokens in self.names:
             return Parsed("guess", self.names[tokens])
+        if any(len(op.alternatives(r)) > 1 and self._named(op.alternatives(r)) for r in rests):
+            return Parsed("compound")  # "is it a cat or a dog"
         if NEGATION.search(command.lower()):
             return Parsed("negated")
         if explicit:
             return Parsed("guess", "")  # an explicit guess of something unknown: wrong
-        return self._match(tokens)
+        parsed = self._match(tokens)
+        if parsed.kind != "unknown":
+            return parsed
+        for rest in rests:  # a guess with a modifier: "is it a red apple"
+            name = self.names.get(op.without_modifiers(rest, self.modifiers))
+            if name:
+                return Parsed("guess", name)
+        noun = op.noun_guess(command) if self.noun_guesses and not parsed.key else None
+        if noun and not set(words(" ".join(noun))) & self.filler:
+            return Parsed("guess", " ".join(noun))  # "is it a tomato": a wrong guess
+        return parsed
+
+    def _named(self, parts: list[tuple[str, ...]]) -> bool:
+        return sum(op.without_modifiers(p, self.modifiers) in self.names for p in parts) > 1
 
     def _match(self, tokens: tuple[str, ...]) -> Parsed:
         present = set(tokens)
@@ -193,17 +250,31 @@ class KnowledgeBase:
                 spans.update(range(start, start + len(part)))
             else:
                 found.append((frozenset(spans), pattern.question, pattern.inverse))
-        kept = {
-            (q.key, inverse)
+        best = [
+            (span, q, inverse)
             for span, q, inverse in found
             if not any(span < other for other, _, _ in found)
-        }
+        ]
+        covered = set().union(*(span for span, _, _ in best))
+        if any(w == op.COMPARISON and i not in covered for i, w in enumerate(tokens)):
+            # "is it bigger than a cat": only the comparisons with patterns are answered
+            return (
+                Parsed("forbidden", "compare")
+                if "compare" in self.questions
+                else Parsed("unknown", op.COMPARISON)
+            )
+        kept = {(q.key, inverse) for _, q, inverse in best}
         if not kept:
             return Parsed("unknown")
         if len(kept) > 1:
             return Parsed("compound")
         ((key, inverse),) = kept
-        return Parsed(self._kind(key), key, inverse)
+        kind = self._kind(key)
+        if kind != "forbidden":
+            extra = op.uncovered(tokens, self.vocabulary[key], self.filler)
+            if extra:  # "is it a sports car": more than the matched question asks
+                return Parsed("unknown", " ".join(extra))
+        return Parsed(kind, key, inverse)
 
     def answer(self, entity: Entity, parsed: Parsed) -> str:
         """The short answer to ``parsed`` when ``entity`` is the secret."""
@@ -213,6 +284,8 @@ class KnowledgeBase:
             return "Yes." if (parsed.key in entity.features) != parsed.inverse else "No."
         if parsed.kind == "open":
             return entity.values[parsed.key]
+        if parsed.kind == "fixed":
+            return self.questions[parsed.key].reply
         if parsed.kind == "forbidden":
             return "(not answered)"
         return DECLINED[parsed.kind]
@@ -322,7 +395,7 @@ class QuestionGameEnv(gym.Env[str, str]):
                 n, name = len(self.history), self.secret.name
                 return f"Yes! The answer is {name}. You got it in {n} question{'s' * (n > 1)}."
             return f"No, the answer is not {parsed.key}." if parsed.key else "No, that is not it."
-        if parsed.kind in ("yes_no", "open"):
+        if parsed.kind in ("yes_no", "open", "fixed"):
             return short
         if parsed.kind == "forbidden":
             return self.kb.questions[parsed.key].reply
@@ -330,6 +403,12 @@ class QuestionGameEnv(gym.Env[str, str]):
             return f"Please ask without a negation, like {self.example_question!r}."
         if parsed.kind == "compound":
             return "Please ask about one thing at a time."
+        if parsed.key:
+            return (
+                f"I can't answer that as asked (I don't follow {parsed.key!r} there); ask a "
+                f"yes/no question like {self.example_question!r}, or guess, like "
+                f"{self.example_guess!r}."
+            )
         return (
             f"I can't answer that; ask a yes/no question like {self.example_question!r}, "
             f"or guess, like {self.example_guess!r}."

@@ -6,7 +6,11 @@ foods and drinks, each with the yes/no features true of it ("Is it an animal?", 
 wheels?", "Is it made mostly of metal?", ...). A rule-based oracle
 (:mod:`rlbench_suite.envs.text.oracle`) answers: each feature has a canonical question and
 keyword patterns, so paraphrases ("does it have 4 legs", "can you eat it", "is it natural")
-are answered too.
+are answered too. A question that says more than an attribute asks ("is it a sports car") is
+declined, as are comparisons with things other than the knowledge base's references (a person,
+a car, a shoebox or breadbox) and questions about what it does not model (temperature, other
+materials, categories such as "appliance"), each with a reply saying what it can answer.
+"Is it a NOUN?" naming no known thing is a wrong guess ("Is it a tomato?" -> "No.").
 
 Observations (a ``Text`` space, at most :data:`~rlbench_suite.envs.text.oracle.
 MAX_OBSERVATION_LENGTH` characters) are lines: the rules, one line per question so far
@@ -67,8 +71,13 @@ def load_kb() -> KnowledgeBase:
             a["question"],
             tuple(a["patterns"]),
             tuple(a.get("inverse_patterns", ())),
+            words=tuple(a.get("words", ())),
         )
         for a in data["attributes"]
+    ]
+    declined = [
+        Question("forbidden", d["key"], d["question"], tuple(d["patterns"]), reply=d["reply"])
+        for d in data["declined"]
     ]
     known = {q.key for q in questions}
     entities = []
@@ -77,7 +86,9 @@ def load_kb() -> KnowledgeBase:
         if unknown:
             raise ValueError(f"{KB_FILE}: {o['name']!r} has unknown attributes {sorted(unknown)}")
         entities.append(Entity(o["name"], tuple(o["synonyms"]), frozenset(o["yes"])))
-    return KnowledgeBase(entities, [*questions, FORBIDDEN], [q.key for q in questions])
+    return KnowledgeBase(
+        entities, [*questions, *declined, FORBIDDEN], [q.key for q in questions], noun_guesses=True
+    )
 
 
 class TwentyQuestionsEnv(QuestionGameEnv):
