@@ -384,17 +384,20 @@ def test_card_stacks_and_difficulties():
         TextAdventureEnv("impossible")
 
 
-_FUZZ = TextAdventureEnv("hard")
-_FUZZ.reset(seed=0)
-_ADMISSIBLE = st.integers(0, 63).map(
-    lambda i: (lambda options: options[i % len(options)])(admissible_commands(_FUZZ.world))
-)
+_FUZZ = {difficulty: TextAdventureEnv(difficulty) for difficulty in DIFFICULTIES}
+for _env in _FUZZ.values():
+    _env.reset(seed=0)
 
 
+@pytest.mark.parametrize("difficulty", sorted(DIFFICULTIES))  # the three cards
 @settings(max_examples=10_000, deadline=None)
-@given(commands(_ADMISSIBLE))  # admissible commands too, so that quests progress and end
-def test_fuzzed_commands_never_raise_within_the_limit(text):
-    step_fuzzed(_FUZZ, text, rewards=REWARDS)
+@given(st.one_of(commands(), st.integers(0, 63)))  # an int: an admissible command, so that
+def test_fuzzed_commands_never_raise_within_the_limit(difficulty, text):  # quests progress
+    env = _FUZZ[difficulty]
+    if isinstance(text, int):
+        options = admissible_commands(env.world)
+        text = options[text % len(options)]
+    step_fuzzed(env, text, rewards=REWARDS)
 
 
 def test_maskable_ppo_trains_through_the_text_wrappers():

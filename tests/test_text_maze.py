@@ -169,11 +169,13 @@ def test_over_long_commands_fail_naming_the_limit():
         env.step("n" * (MAX_COMMAND_LENGTH + 1))
 
 
-_FUZZ = TextMazeEnv(observability="partial")
-_FUZZ.reset(seed=0)
+_FUZZ = {view: TextMazeEnv(observability=view) for view in ("full", "partial")}
+for _env in _FUZZ.values():
+    _env.reset(seed=0)
 
 
+@pytest.mark.parametrize("view", sorted(_FUZZ))  # TextMaze-v0 and TextMazePartial-v0
 @settings(max_examples=10_000, deadline=None)
 @given(commands())
-def test_fuzzed_commands_never_raise_within_the_limit(text):
-    step_fuzzed(_FUZZ, text, rewards=(0.0, -0.01, 1.0))
+def test_fuzzed_commands_never_raise_within_the_limit(view, text):
+    step_fuzzed(_FUZZ[view], text, rewards=(0.0, -0.01, 1.0))
