@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rlbench_suite  # noqa: F401  (registers the ids)
+from rlbench_suite.catalog import select_cards
 from rlbench_suite.envs.text.text_io import (
     CHARSET,
     MAX_COMMAND_LENGTH,
@@ -37,3 +40,22 @@ def test_observations_are_clipped_into_the_space():
     text = clip_observation("Ünïcode room\twith a very long description", 20)
     assert space.contains(text) and len(text) == 20 and set(text) <= CHARSET
     assert space.contains(clip_observation("short", 20))
+
+
+TEXT_IDS = [card.id for card in select_cards(family="text")]
+
+
+@pytest.mark.parametrize("env_id", TEXT_IDS)
+def test_every_text_game_refuses_over_long_and_non_string_commands_and_loses_nothing(env_id):
+    """Through the card's whole stack: the error names the limit (even when the command
+    would read as a valid one once its padding is stripped), and the game goes on as if
+    the bad command had never been sent."""
+    refused, clean = gym.make(env_id), gym.make(env_id)
+    _, info = refused.reset(seed=1)
+    clean.reset(seed=1)
+    command = info["admissible_commands"][0]
+    with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
+        refused.step(command + " " * MAX_COMMAND_LENGTH)
+    with pytest.raises(ValueError, match="a string"):
+        refused.step(7)
+    assert refused.step(command)[:4] == clean.step(command)[:4]

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 
 import rlbench_suite  # noqa: F401  (registers the ids)
 from rlbench_suite.baselines.scripted.text_maze import TextMazeSolver
-from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
 from rlbench_suite.envs.text.text_maze import DIRECTIONS, TextMazeEnv
 from tests.text_fuzz import commands, step_fuzzed
 
@@ -160,13 +159,6 @@ def test_solver_reaches_the_goal(env_id, limit):
     assert wins >= 95
     if env_id == "rlbench/TextMaze-v0":
         assert max(extra) == 0  # BFS on the map is a shortest path
-
-
-def test_over_long_commands_fail_naming_the_limit():
-    env = TextMazeEnv()
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match=f"at most {MAX_COMMAND_LENGTH} characters"):
-        env.step("n" * (MAX_COMMAND_LENGTH + 1))
 
 
 _FUZZ = {view: TextMazeEnv(observability=view) for view in ("full", "partial")}
