@@ -18,7 +18,7 @@ import warnings
 from typing import Any, Literal
 
 import gymnasium as gym
-from gymnasium.envs.registration import WrapperSpec
+from gymnasium.envs.registration import WrapperSpec, parse_env_id
 
 from rlbench_suite.catalog import EnvCard, cards, catalog_errors, get_card
 from rlbench_suite.wrappers import EpisodeStatistics, wrapper_entry_point
@@ -161,14 +161,15 @@ def _silence_unrelated_version_warnings(catalog: dict[str, EnvCard]) -> None:
     """Keep ``gym.make`` from calling an id "out of date" when its higher version is another
     environment: ``rlbench/Chess-v0`` (the text game) is not an old ``rlbench/Chess-v6``
     (PettingZoo's chess), so Gymnasium's advice to upgrade would mislead there."""
-    latest: dict[str, EnvCard] = {}
+    versions: dict[tuple[str | None, str], list[tuple[int, EnvCard]]] = {}
     for card in catalog.values():
-        name, version = card.id.rsplit("-v", 1)
-        if name not in latest or int(version) > int(latest[name].id.rsplit("-v", 1)[1]):
-            latest[name] = card
-    for card in catalog.values():
-        newest = latest[card.id.rsplit("-v", 1)[0]]
-        if newest is not card and (newest.family, newest.api) != (card.family, card.api):
+        namespace, name, version = parse_env_id(card.id)
+        versions.setdefault((namespace, name), []).append((version or 0, card))
+    for same_name in versions.values():
+        newest = max(same_name, key=lambda pair: pair[0])[1]
+        for _, card in same_name:
+            if (newest.family, newest.api) == (card.family, card.api):
+                continue
             warnings.filterwarnings(
                 "ignore",
                 message=f".*The environment {re.escape(card.id)} is out of date",

@@ -23,6 +23,7 @@ longer command raises ValueError naming the limit.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import chess
@@ -72,7 +73,7 @@ def clip_moves(tokens: list[str]) -> str:
     return text if len(text) <= MAX_MOVES else "..." + text[-(MAX_MOVES - 3) :]
 
 
-class ChessGameEnv(gym.Env[str, str]):
+class ChessGameEnv(gym.Env[str, str], abc.ABC):
     """Shared game flow: the agent's move, the opponent's answer, rewards and observations."""
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -92,12 +93,13 @@ class ChessGameEnv(gym.Env[str, str]):
         self.moves: list[str] = []
         self._cache: tuple[str, dict[chess.Move, str]] = ("", {})
 
-    # subclasses set up the board and the agent's colour here
+    @abc.abstractmethod
     def _setup(self) -> None:
-        raise NotImplementedError
+        """Set up the board and the agent's colour for a new game (after seeding)."""
 
+    @abc.abstractmethod
     def _rules(self) -> str:
-        raise NotImplementedError
+        """The first line of every observation: the game's rules in one sentence."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

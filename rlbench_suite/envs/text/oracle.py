@@ -39,6 +39,7 @@ knowledge base (20 questions, observations, rewards and ``info``; see
 
 from __future__ import annotations
 
+import abc
 import functools
 import re
 import unicodedata
@@ -334,7 +335,7 @@ def _shown(command: str) -> str:
     return command if len(command) <= _SHOWN else command[: _SHOWN - 3] + "..."
 
 
-class QuestionGameEnv(gym.Env[str, str]):
+class QuestionGameEnv(gym.Env[str, str], abc.ABC):
     """A question game over a knowledge base: subclasses give :meth:`load_kb` and the texts."""
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -353,9 +354,9 @@ class QuestionGameEnv(gym.Env[str, str]):
         self.won = False
 
     @classmethod
+    @abc.abstractmethod
     def load_kb(cls) -> KnowledgeBase:
         """The game's knowledge base."""
-        raise NotImplementedError
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

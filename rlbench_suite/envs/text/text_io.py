@@ -11,6 +11,7 @@ answer in-game, with zero reward), while a non-string or an over-long string is 
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 from typing import Any
@@ -20,6 +21,7 @@ from gymnasium import spaces
 CHARSET = frozenset(string.ascii_letters + string.digits + string.punctuation + " \n")
 """The characters observations are made of (and commands are sampled from)."""
 MAX_COMMAND_LENGTH = 256
+_OUTSIDE_CHARSET = re.compile(f"[^{re.escape(''.join(sorted(CHARSET)))}]")
 
 
 def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
@@ -48,5 +50,5 @@ def read_command(action: Any, max_length: int = MAX_COMMAND_LENGTH) -> str:
 
 def clip_observation(text: str, max_length: int) -> str:
     """``text`` restricted to :data:`CHARSET` and cut to ``max_length`` characters."""
-    kept = "".join(c if c in CHARSET else "?" for c in text)
+    kept = _OUTSIDE_CHARSET.sub("?", text)
     return kept if len(kept) <= max_length else kept[: max_length - 3] + "..."
