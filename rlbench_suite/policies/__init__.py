@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from rlbench_suite.core.seeds import agent_seed, policy_seed
 from rlbench_suite.policies.core import (
     CallablePolicy,
     Policy,
@@ -31,13 +32,11 @@ from rlbench_suite.policies.core import (
     PolicyMetadata,
     PolicyMetadataError,
     RandomPolicy,
-    agent_seed,
     as_policy,
     file_sha256,
     identity_of,
     load_metadata,
     metadata_path,
-    policy_seed,
 )
 from rlbench_suite.policies.core import (
     Seed as Seed,

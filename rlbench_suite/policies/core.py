@@ -29,13 +29,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import gymnasium as gym
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rlbench_suite.wrappers.masks import get_action_mask
@@ -221,26 +219,6 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
         return None
     return sum(p.kind in kinds for p in parameters)
-
-
-def policy_seed(seed: int) -> int:
-    """A seed for a policy's random stream, independent of an environment seeded with ``seed``.
-
-    Gymnasium seeds an environment's ``np_random`` and a space's RNG the same way, so seeding
-    both with one integer gives two identical streams: a "random" policy would then be a
-    function of the environment's own randomness.
-    """
-    return int(np.random.SeedSequence([seed, 0x5EED]).generate_state(1)[0])
-
-
-def agent_seed(seed: int, agent: str) -> int:
-    """A seed for ``agent``'s policy, derived from ``seed`` and the agent's name.
-
-    Independent across agents (and of :func:`policy_seed`), and stable across processes.
-    """
-    return int(
-        np.random.SeedSequence([seed, 0xA6E7, zlib.crc32(agent.encode())]).generate_state(1)[0]
-    )
 
 
 def env_spaces(env: Any, agent: str | None = None) -> tuple[gym.Space, gym.Space]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rlbench_suite.policies.core import Policy, PolicyIdentity, agent_seed, as_policy, identity_of
+from rlbench_suite.core.seeds import agent_seed
+from rlbench_suite.policies.core import Policy, PolicyIdentity, as_policy, identity_of
 
 
 class JointPolicy:
