@@ -46,7 +46,7 @@ SB3 = "evaluate_policy"
 
 
 def _protocol(env_id: str, episodes: int) -> Any:
-    from rlbench_suite.evaluation.protocol import default_protocol
+    from rlbench_suite.evaluation.protocols import default_protocol
 
     return default_protocol(env_id, episodes=episodes)
 

@@ -83,7 +83,7 @@ def _mpe2() -> ParallelStepper:
 
 
 def _available(env_id: str) -> bool:
-    return f"rlbench/{env_id}" in rlbench_suite.catalog.cards()
+    return f"rlbench/{env_id}" in rlbench_suite.cards()
 
 
 @benchmark("multiagent_env_speed")

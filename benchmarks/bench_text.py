@@ -58,7 +58,7 @@ def _make(env_id: str, **kwargs: Any) -> Callable[[], gym.Env]:
 
 def text_ids() -> list[str]:
     """The ids of every text game in the catalog."""
-    return [card.id for card in rlbench_suite.catalog.select_cards(family="text")]
+    return [card.id for card in rlbench_suite.core.catalog.select_cards(family="text")]
 
 
 @benchmark("text_env_speed")

@@ -7,17 +7,15 @@ import json
 import os
 import platform
 from dataclasses import asdict
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from benchmarks.harness import Row, Settings
-from rlbench_suite.evaluation.provenance import cpu_model, git
+from rlbench_suite.core.provenance import cpu_model, git, package_versions
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("rlbench-suite", "gymnasium", "mujoco", "numpy", "box2d", "rich")
 
 
 def table(rows: list[Row], title: str) -> Table:
@@ -53,13 +51,6 @@ def table(rows: list[Row], title: str) -> Table:
     return t
 
 
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def machine() -> dict[str, Any]:
     """Where and with what the numbers were measured."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
@@ -71,7 +62,7 @@ def machine() -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "platform": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "packages": {p: _version(p) for p in PACKAGES},
+        "packages": dict(package_versions()),
         "git_commit": git("rev-parse", "HEAD") or None,
         "git_dirty": None if status is None else bool(status),
     }

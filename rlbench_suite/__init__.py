@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
     os.environ.setdefault("MUJOCO_GL", "egl")
 
-from rlbench_suite.catalog import EnvCard, UnknownEnvError, cards, get_card
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.catalog import UnknownEnvError, cards, get_card
 from rlbench_suite.registry import make_batched, make_multiagent, register_all
 
 register_all()

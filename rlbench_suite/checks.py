@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlbench_suite.catalog import EnvCard
+from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.registry import make_multiagent
 from rlbench_suite.wrappers.masks import get_action_mask
 

@@ -11,10 +11,11 @@ import numpy as np
 import tomlkit
 
 from rlbench_suite import __version__
-from rlbench_suite.catalog import EnvCard, RefScore, load_card
+from rlbench_suite.core.cards import EnvCard, RefScore, load_card
+from rlbench_suite.core.result import EpisodeRecord
+from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
 from rlbench_suite.evaluation.episodes import play_episode
-from rlbench_suite.evaluation.result import EpisodeRecord
-from rlbench_suite.evaluation.summary import primary_values
 from rlbench_suite.policies import Policy, RandomPolicy, make_policy
 
 
@@ -53,14 +54,15 @@ def play_episodes(
 
 def metric_values(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray:
     """Per-episode values of the card's primary metric."""
-    return primary_values(card, [e.r for e in episodes], [e.success for e in episodes])
+    returns, successes = [e.r for e in episodes], [e.success for e in episodes]
+    return primary_values(card.primary_metric, returns, successes)
 
 
 def measure(
     card: EnvCard,
     policy: str = "random",
-    episodes: int = 100,
-    first_seed: int = 10_000,
+    episodes: int = REFERENCE_EPISODES,
+    first_seed: int = REFERENCE_FIRST_SEED,
     on_episode: Any = None,
 ) -> RefScore:
     """Measure the primary metric of ``policy`` (a ``--policy`` string) over seeded episodes.

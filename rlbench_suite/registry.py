@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import re
 import warnings
 from typing import Any, Literal
@@ -20,28 +21,36 @@ from typing import Any, Literal
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec, parse_env_id
 
-from rlbench_suite.catalog import EnvCard, cards, catalog_errors, get_card
-from rlbench_suite.wrappers import EpisodeStatistics, wrapper_entry_point
-from rlbench_suite.wrappers.stats import METRICS
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.catalog import cards, catalog_errors, get_card
+from rlbench_suite.core.protocol import canonical_hash
+from rlbench_suite.core.wrapper_names import wrapper_entry_point
+from rlbench_suite.wrappers.stats import set_reference_lookup
 
 MultiAgentApi = Literal["parallel", "aec"]
 AGENT_VIEW_ENTRY_POINT = "rlbench_suite.registry:make_agent_view"
 WRAPPED_ENTRY_POINT = "rlbench_suite.registry:make_wrapped"
 WRAPPED_VECTOR_ENTRY_POINT = "rlbench_suite.registry:make_wrapped_vector"
+STATISTICS_WRAPPER = "rlbench/EpisodeStatistics-v0"
 
 
 def wrapper_specs(card: EnvCard) -> tuple[WrapperSpec, ...]:
     """The standardized wrapper stack of ``card``, innermost first."""
     stats_kwargs = {
         "success": card.success.model_dump() if card.success else None,
-        "metric": card.primary_metric if card.primary_metric in METRICS else "return",
+        "metric": card.primary_metric,
         "scores_from": card.id,
         "random_score": None,
         "expert_score": None,
     }
-    refs = [(EpisodeStatistics.wrapper_name, stats_kwargs)]
+    refs = [(STATISTICS_WRAPPER, stats_kwargs)]
     refs += [(ref.name, dict(ref.kwargs)) for ref in card.wrappers]
     return tuple(WrapperSpec(name, wrapper_entry_point(name), kwargs) for name, kwargs in refs)
+
+
+def spec_hash(card: EnvCard) -> str:
+    """SHA-256 of the registered Gymnasium spec of ``card`` (entry point, kwargs, stack)."""
+    return canonical_hash(json.loads(gym.spec(card.id).to_json()))
 
 
 def register_card(card: EnvCard) -> None:
@@ -146,9 +155,10 @@ def register_all() -> int:
     """Register every card in the catalog (idempotent); returns how many.
 
     Cards that fail to load are left out with a :class:`CatalogWarning` naming the file and
-    field (and listed by :func:`~rlbench_suite.catalog.catalog_errors`).
+    field (and listed by :func:`~rlbench_suite.core.catalog.catalog_errors`).
     """
     catalog = cards()
+    set_reference_lookup(lambda env_id: get_card(env_id).reference_values())
     for card in catalog.values():
         register_card(card)
     _silence_unrelated_version_warnings(catalog)

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from rlbench_suite.catalog import RefScore, get_card
+from rlbench_suite.core.cards import RefScore
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.metrics import interval_estimates
 from rlbench_suite.evaluation import suite as suite_module
-from rlbench_suite.evaluation.metrics import interval_estimates
-from rlbench_suite.evaluation.protocol import default_protocol
+from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import evaluate
 from rlbench_suite.evaluation.tournament import round_robin
 from tests.conftest import run_cli
@@ -73,7 +74,7 @@ def test_suite_benchmark_and_resume(tmp_path):
 
 
 def test_suite_aggregate_over_normalized_scores(monkeypatch, two_results):
-    from rlbench_suite.evaluation.result import load_result
+    from rlbench_suite.core.result import load_result
 
     card = get_card("rlbench/CartPole-v1")
     expert = RefScore(**{**card.reference.random.model_dump(), "value": 500.0, "policy": "x"})

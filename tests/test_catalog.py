@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rlbench_suite.catalog import (
-    CardError,
-    EnvCard,
-    UnknownEnvError,
-    cards,
-    get_card,
-    load_card,
-    load_cards,
-    select_cards,
-)
+from rlbench_suite.core.cards import CardError, EnvCard, load_card, load_cards
+from rlbench_suite.core.catalog import UnknownEnvError, cards, get_card, select_cards
 
 GOOD = """
 id = "rlbench/Toy-v0"

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from rlbench_suite.catalog import cards
 from rlbench_suite.checks import DeterminismError, check_card, check_determinism
+from rlbench_suite.core.catalog import cards
 
 
 @pytest.mark.parametrize("env_id", sorted(cards()))

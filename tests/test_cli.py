@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from rlbench_suite.catalog import load_card
+from rlbench_suite.core.cards import load_card
 from tests.conftest import run_cli
 
 

@@ -13,8 +13,8 @@ from pettingzoo.test import parallel_api_test
 
 import rlbench_suite
 from rlbench_suite.baselines.scripted.coop_nav import GreedyLandmarks
-from rlbench_suite.catalog import get_card
 from rlbench_suite.checks import check_card
+from rlbench_suite.core.catalog import get_card
 from rlbench_suite.envs.multiagent.coop_nav import CoopNavEnv
 from rlbench_suite.envs.multiagent.coop_nav_vector import CoopNavVectorEnv
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench_suite.evaluation.protocol import EvalProtocol, default_protocol
+from rlbench_suite.core.protocol import EvalProtocol
+from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import EvaluationError, evaluate
 from tests.conftest import run_cli
 

@@ -12,8 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from rlbench_suite.evaluation.protocol import SeedOverlapError, default_protocol
-from rlbench_suite.evaluation.result import load_result
+from rlbench_suite.core.protocol import SeedOverlapError
+from rlbench_suite.core.result import load_result
+from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import evaluate, split_statically
 from rlbench_suite.policies import RandomPolicy
 from tests.conftest import REPO, run_cli

@@ -249,7 +249,7 @@ def test_policies() -> None:
 def test_the_catalog_lists_all_144_games_from_generated_cards():
     import tomlkit
 
-    from rlbench_suite.catalog import card_paths, cards
+    from rlbench_suite.core.catalog import card_paths, cards
     from rlbench_suite.envs.multiagent.matrix_cards import card_document, card_id
 
     listed = {c.id: c for c in cards().values() if "robinson-goforth" in c.tags}

@@ -9,19 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from rlbench_suite.evaluation import metrics
-from rlbench_suite.evaluation.metrics import (
+from rlbench_suite.core import metrics
+from rlbench_suite.core.metrics import (
     Estimate,
     average_score_profile,
     interval_estimates,
     iqm,
-    normalized_score,
     optimality_gap,
     performance_profile,
     probability_of_improvement,
     success_rate,
     wilson_interval,
 )
+from rlbench_suite.core.scoring import normalized_score
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_large_matrices_are_bootstrapped_in_chunks_consistently(monkeypatch, sco
 
 
 def test_estimates_fit_the_result_schema(scores):
-    from rlbench_suite.evaluation.result import IntervalEstimate
+    from rlbench_suite.core.result import IntervalEstimate
 
     estimate = interval_estimates(scores, "iqm", reps=100, random_state=0)["iqm"]
     stored = IntervalEstimate(**estimate.as_dict())

@@ -6,22 +6,23 @@ import json
 
 import pytest
 
-from rlbench_suite.evaluation.protocol import (
-    EvalProtocol,
-    SeedOverlapError,
-    default_protocol,
-    env_spec_hash,
-)
-from rlbench_suite.evaluation.result import EpisodeRecord, ResultError, load_result
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
+from rlbench_suite.core.result import EpisodeRecord, ResultError, load_result
+from rlbench_suite.evaluation import EvaluationError, evaluate
+from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.store import EpisodeLog
+from rlbench_suite.registry import spec_hash
 
 
 def test_default_protocol_comes_from_the_card():
     protocol = default_protocol("rlbench/CartPole-v1")
     assert protocol.episodes == 50 and protocol.seeds == list(range(1_000_000, 1_000_050))
     assert protocol.deterministic is True
-    assert protocol.wrappers[0]["name"] == "rlbench/EpisodeStatistics-v0"
-    assert protocol.protocol_id.startswith("rlbench/CartPole-v1@v1-50ep-")
+    # version 2: the registered spec (wrapper stack, step limit) is pinned by its hash
+    assert protocol.spec_hash == spec_hash(get_card("rlbench/CartPole-v1"))
+    assert protocol.wrappers is None and protocol.max_episode_steps is None
+    assert protocol.protocol_id.startswith("rlbench/CartPole-v1@v2-50ep-")
     assert default_protocol("CartPole-v1", episodes=3).seeds == [1_000_000, 1_000_001, 1_000_002]
     assert default_protocol("CartPole-v1", seeds=[7, 9]).episodes == 2
 
@@ -38,11 +39,44 @@ def test_protocol_hash_changes_with_every_field():
     assert len({base.hash, *(p.hash for p in changed)}) == 5
 
 
+V1_PROTOCOL = {  # as written by the suite before protocol version 2
+    "version": 1, "env_id": "rlbench/CartPole-v1", "episodes": 2, "seeds": [1000000, 1000001],
+    "deterministic": True, "max_episode_steps": 500,
+    "wrappers": [{"name": "rlbench/EpisodeStatistics-v0", "kwargs": {
+        "success": {"kind": "return_at_least", "key": "success", "threshold": 475.0},
+        "metric": "return", "scores_from": "rlbench/CartPole-v1", "random_score": None,
+        "expert_score": None}}],
+}  # fmt: skip
+V1_HASH = "865ed51c5e2f512f4bfcd26f113a90c3bac4c960bad8ab3f5e9a744497b94fc1"  # by the v1 code
+
+
+def test_version_1_protocols_load_keep_their_hash_and_still_run():
+    old = EvalProtocol.model_validate(V1_PROTOCOL)
+    assert old.version == 1 and old.hash == V1_HASH
+    result = evaluate("rlbench/CartPole-v1", "random", old, workers=1)
+    assert result.protocol.version == 2 and result.protocol.seeds == old.seeds
+    assert result.spec_hash == result.protocol.spec_hash == spec_hash(get_card("CartPole-v1"))
+    changed = {**V1_PROTOCOL, "max_episode_steps": 200}
+    with pytest.raises(EvaluationError, match="step limit differs"):
+        evaluate("rlbench/CartPole-v1", "random", EvalProtocol.model_validate(changed))
+
+
+def test_version_2_protocols_pin_the_spec():
+    protocol = default_protocol("rlbench/CartPole-v1", episodes=2)
+    other = protocol.model_copy(update={"spec_hash": "0" * 64})
+    with pytest.raises(EvaluationError, match="environment changed since the protocol"):
+        evaluate("rlbench/CartPole-v1", "random", other, workers=1)
+    with pytest.raises(ValueError, match="needs the environment's spec_hash"):
+        EvalProtocol(env_id="rlbench/CartPole-v1", episodes=1, seeds=[1])
+    with pytest.raises(ValueError, match="belong to version 1"):
+        EvalProtocol(env_id="x", spec_hash="a", episodes=1, seeds=[1], max_episode_steps=5)
+
+
 def test_bad_protocols_are_refused():
     with pytest.raises(ValueError, match="3 episodes but 2 seeds"):
-        EvalProtocol(env_id="rlbench/CartPole-v1", episodes=3, seeds=[1, 2])
+        EvalProtocol(env_id="rlbench/CartPole-v1", spec_hash="a", episodes=3, seeds=[1, 2])
     with pytest.raises(ValueError, match="distinct"):
-        EvalProtocol(env_id="rlbench/CartPole-v1", episodes=2, seeds=[1, 1])
+        EvalProtocol(env_id="rlbench/CartPole-v1", spec_hash="a", episodes=2, seeds=[1, 1])
     with pytest.raises(ValueError, match="--episodes 4 disagrees with 2 --seeds"):
         default_protocol("rlbench/CartPole-v1", episodes=4, seeds=[1, 2])
 
@@ -57,8 +91,8 @@ def test_overlapping_seeds_are_refused():
 
 
 def test_spec_hash_is_stable_and_distinct():
-    assert env_spec_hash("rlbench/CartPole-v1") == env_spec_hash("CartPole-v1")
-    assert env_spec_hash("rlbench/CartPole-v1") != env_spec_hash("rlbench/Acrobot-v1")
+    assert spec_hash(get_card("rlbench/CartPole-v1")) == spec_hash(get_card("CartPole-v1"))
+    assert spec_hash(get_card("rlbench/CartPole-v1")) != spec_hash(get_card("rlbench/Acrobot-v1"))
 
 
 def _record(index: int) -> EpisodeRecord:

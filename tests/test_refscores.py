@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench_suite.catalog import get_card, load_card
+from rlbench_suite.core.cards import load_card
+from rlbench_suite.core.catalog import get_card
 from rlbench_suite.refscores import measure, metric_values, play_episodes
 from tests.conftest import REPO, run_cli
 

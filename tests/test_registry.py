@@ -9,7 +9,7 @@ import pytest
 
 import rlbench_suite
 from rlbench_suite import UnknownEnvError, make_multiagent
-from rlbench_suite.catalog import cards
+from rlbench_suite.core.catalog import cards
 from rlbench_suite.registry import WRAPPED_ENTRY_POINT, WRAPPED_VECTOR_ENTRY_POINT
 from tests.conftest import REPO, run_python
 

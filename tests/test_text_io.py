@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.catalog import select_cards
+from rlbench_suite.core.catalog import select_cards
 from rlbench_suite.envs.text.text_io import (
     CHARSET,
     MAX_COMMAND_LENGTH,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rlbench_suite.catalog import card_files
+from rlbench_suite.core.cards import card_files
 from rlbench_suite.resources import content_dir
 from tests.conftest import REPO, run_python
 
@@ -38,7 +38,7 @@ def test_wheel_contains_every_card(wheel):
         assert f"rlbench_suite/_content/envs/{relative}" in names
     for folder in ("datasets", "baselines", "leaderboard"):
         assert f"rlbench_suite/_content/{folder}/README.md" in names
-    assert "rlbench_suite/catalog.py" in names
+    assert "rlbench_suite/core/catalog.py" in names
     assert not any(n.startswith(("envs/", "tests/", "benchmarks/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "rlbench = rlbench_suite.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -11,8 +11,8 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlbench_suite.catalog import cards, get_card
 from rlbench_suite.checks import assert_same
+from rlbench_suite.core.catalog import cards, get_card
 from rlbench_suite.registry import wrapper_specs
 from rlbench_suite.wrappers import (
     ActionMaskInInfo,

@@ -9,10 +9,10 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from rlbench_suite.catalog import UnknownEnvError
 from rlbench_suite.cli.common import app, console, fail, progress_bar
 from rlbench_suite.cli.eval_commands import results_app
-from rlbench_suite.evaluation.result import Result, ResultError, load_result
+from rlbench_suite.core.catalog import UnknownEnvError
+from rlbench_suite.core.result import Result, ResultError, load_result
 
 
 def _load_all(files: list[Path]) -> list[Result]:
@@ -74,7 +74,7 @@ def results_compare(
     second: Annotated[Path, typer.Argument(help="Result B.")],
 ) -> None:
     """Compare two results of the same protocol: aggregates and P(A > B) on returns."""
-    from rlbench_suite.evaluation.metrics import probability_of_improvement
+    from rlbench_suite.core.metrics import probability_of_improvement
     from rlbench_suite.evaluation.plots import policy_label
 
     a, b = _load_all([first, second])

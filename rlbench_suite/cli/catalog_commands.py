@@ -7,16 +7,6 @@ from typing import Annotated, Any, get_args
 import typer
 from rich.table import Table
 
-import rlbench_suite
-from rlbench_suite.catalog import (
-    EnvCard,
-    Family,
-    card_paths,
-    cards,
-    catalog_errors,
-    closest_ids,
-    select_cards,
-)
 from rlbench_suite.cli.common import (
     app,
     cards_or_all,
@@ -26,6 +16,9 @@ from rlbench_suite.cli.common import (
     report_broken_cards,
     score_text,
 )
+from rlbench_suite.core.cards import EnvCard, Family
+from rlbench_suite.core.catalog import card_paths, cards, closest_ids, select_cards
+from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
 
 
 @app.command("list")
@@ -184,8 +177,12 @@ def refscores(
             "reference)."
         ),
     ] = "random",
-    episodes: Annotated[int, typer.Option(min=1, help="Episodes per environment.")] = 100,
-    first_seed: Annotated[int, typer.Option(min=0, help="Seed of the first episode.")] = 10_000,
+    episodes: Annotated[
+        int, typer.Option(min=1, help="Episodes per environment.")
+    ] = REFERENCE_EPISODES,
+    first_seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the first episode.")
+    ] = REFERENCE_FIRST_SEED,
     write: Annotated[bool, typer.Option(help="Write the scores onto the cards.")] = False,
     missing: Annotated[
         bool, typer.Option(help="Skip cards that already have this kind of reference score.")
@@ -234,84 +231,3 @@ def refscores(
                 "yes" if write else "no",
             )
     console.print(table)
-
-
-def _version_of(dist: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-@app.command()
-def doctor() -> None:
-    """Versions, the MuJoCo GL backend, PyBullet and torch threads."""
-    import os
-    import platform
-
-    table = Table(title="rlbench doctor", show_header=False)
-    table.add_column("item", style="bold")
-    table.add_column("value", overflow="fold")
-    table.add_row(
-        "python", f"{platform.python_version()} ({platform.machine()}, {os.cpu_count()} CPUs)"
-    )
-    table.add_row("rlbench-suite", rlbench_suite.__version__)
-    for dist in (
-        "gymnasium",
-        "pettingzoo",
-        "numpy",
-        "mujoco",
-        "pybullet",
-        "minigrid",
-        "box2d",
-        "torch",
-        "stable-baselines3",
-        "minari",
-        "ray",
-    ):
-        table.add_row(dist, _version_of(dist))
-    table.add_row("cards", f"{len(cards())} loaded, {len(catalog_errors())} failed to load")
-    table.add_row("MuJoCo GL backend", _mujoco_gl())
-    table.add_row("PyBullet", _pybullet())
-    table.add_row("torch threads", _torch_threads())
-    console.print(table)
-    report_broken_cards()
-
-
-def _mujoco_gl() -> str:
-    import os
-
-    backend = os.environ.get("MUJOCO_GL", "(default)")
-    try:
-        import mujoco
-
-        model = mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>")
-        with mujoco.Renderer(model, 8, 8) as renderer:
-            renderer.render()
-        return f"MUJOCO_GL={backend}: offscreen rendering works"
-    except ImportError:
-        return "mujoco not installed (pip install 'rlbench-suite[robotics]')"
-    except Exception as exc:
-        return f"MUJOCO_GL={backend}: rendering fails ({exc}); try MUJOCO_GL=egl or osmesa"
-
-
-def _pybullet() -> str:
-    try:
-        import pybullet
-    except ImportError:
-        return "not installed (pip install 'rlbench-suite[robotics]')"
-    client = pybullet.connect(pybullet.DIRECT)
-    try:
-        return f"DIRECT connection ok (API {pybullet.getAPIVersion(physicsClientId=client)})"
-    finally:
-        pybullet.disconnect(client)
-
-
-def _torch_threads() -> str:
-    try:
-        import torch
-    except ImportError:
-        return "torch not installed (pip install torch==2.13.0, then 'rlbench-suite[baselines]')"
-    return f"{torch.get_num_threads()} (interop {torch.get_num_interop_threads()})"

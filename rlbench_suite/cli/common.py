@@ -10,13 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import rlbench_suite
-from rlbench_suite.catalog import (
-    EnvCard,
-    UnknownEnvError,
-    catalog_errors,
-    get_card,
-    select_cards,
-)
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.catalog import UnknownEnvError, catalog_errors, get_card, select_cards
 
 app = typer.Typer(
     name="rlbench",

@@ -9,10 +9,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from rlbench_suite.catalog import UnknownEnvError, get_card
 from rlbench_suite.cli.common import app, console, fail, progress_bar
-from rlbench_suite.evaluation.protocol import SeedOverlapError, default_protocol
-from rlbench_suite.evaluation.result import Result, ResultError, load_result
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.catalog import UnknownEnvError, get_card
+from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
+from rlbench_suite.core.result import Result, ResultError, load_result
+from rlbench_suite.evaluation.protocols import default_protocol
+from rlbench_suite.evaluation.runner import BACKENDS
+from rlbench_suite.policies import POLICY_SPECS_TEXT
 
 results_app = typer.Typer(help="Read result files.", no_args_is_help=True)
 app.add_typer(results_app, name="results")
@@ -35,23 +39,23 @@ def _parse_seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
-def _default_out(env_id: str, policy: str, protocol_hash: str) -> Path:
+def _default_out(card: EnvCard, policy: str, protocol_hash: str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)[:60]
-    return Path("rlbench-results") / get_card(env_id).name / f"{safe}-{protocol_hash[:12]}.json"
+    return Path("rlbench-results") / card.name / f"{safe}-{protocol_hash[:12]}.json"
 
 
 def run_evaluation(
-    env_id: str, policy: str, protocol, workers: int | None, backend: str, address: str | None,
-    out: Path, resume: bool,
+    card: EnvCard, policy: str, protocol: EvalProtocol, workers: int | None, backend: str,
+    address: str | None, out: Path, resume: bool,
 ) -> Result:  # fmt: skip
     """Evaluate with a progress bar; bad input becomes a clear error and exit code 2."""
     from rlbench_suite.evaluation.runner import evaluate
 
     with progress_bar() as progress:
-        task = progress.add_task(f"{env_id} ({backend})", total=protocol.episodes)
+        task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
         try:
             return evaluate(
-                env_id, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
+                card, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
                 address=address, out=out, resume=resume,
                 on_episode=lambda _: progress.advance(task),
             )  # fmt: skip
@@ -65,7 +69,7 @@ def run_evaluation(
 def eval_command(
     env_id: Annotated[str, typer.Argument(help="The environment id.")],
     policy: Annotated[
-        str, typer.Option(help="random, sb3:PATH, onnx:PATH, module:attr or baseline:NAME.")
+        str, typer.Option(help=f"One of: {POLICY_SPECS_TEXT}.")
     ],
     episodes: Annotated[int | None, typer.Option(min=1, help="Episodes (default: card's).")] = (
         None
@@ -91,20 +95,19 @@ def eval_command(
     Reset options are part of the protocol (and its hash), so results on held-out variations
     (``--reset-option split=test``) are never ranked with the default ones.
     """
-    if backend not in ("local", "ray"):
-        raise fail(f"unknown --backend {backend!r}; accepted: local, ray")
+    if backend not in BACKENDS:
+        raise fail(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     try:
+        card = get_card(env_id)
         protocol = default_protocol(
-            env_id, episodes=episodes, seeds=_parse_seeds(seeds),
+            card, episodes=episodes, seeds=_parse_seeds(seeds),
             deterministic=False if stochastic else None,
             reset_options=_parse_reset_options(reset_option or []),
         )  # fmt: skip
     except (UnknownEnvError, ValueError) as exc:
         raise fail(str(exc)) from None
-    out = out or _default_out(env_id, policy, protocol.hash)
-    result = run_evaluation(
-        protocol.env_id, policy, protocol, workers, backend, address, out, resume
-    )
+    out = out or _default_out(card, policy, protocol.hash)
+    result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
     console.print(f"result written to {out}")
 

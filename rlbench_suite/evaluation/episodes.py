@@ -6,8 +6,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlbench_suite.evaluation.result import EpisodeRecord
-from rlbench_suite.policies import Policy, policy_seed
+from rlbench_suite.core.result import EpisodeRecord
+from rlbench_suite.core.seeds import policy_seed
+from rlbench_suite.policies import Policy
 from rlbench_suite.wrappers.stats import STATS_KEY
 
 
@@ -41,4 +42,5 @@ def play_episode(
         r=float(stats["r"]),
         l=int(stats["l"]),
         success=bool(stats["success"]),
+        normalized_score=stats.get("normalized_score"),
     )

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rlbench_suite.evaluation.metrics import interval_estimates, performance_profile
-from rlbench_suite.evaluation.result import Result
+from rlbench_suite.core.metrics import interval_estimates, performance_profile
+from rlbench_suite.core.result import Result
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 from rlbench_suite.evaluation.suite import normalized_matrix
-from rlbench_suite.evaluation.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 
 FORMATS = (".png", ".svg")
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rlbench_suite.evaluation.metrics import (
+from rlbench_suite.core.metrics import (
     Estimate,
     _check_confidence,
     _check_reps,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlbench_suite.evaluation.result import EpisodeRecord
-from rlbench_suite.evaluation.runner import (
+from rlbench_suite.core.result import EpisodeRecord
+from rlbench_suite.evaluation.workers import (
     EvaluationError,
     OnEpisode,
     PolicySource,
@@ -27,12 +27,12 @@ class _EpisodeActor:
         import gymnasium as gym
 
         import rlbench_suite  # noqa: F401  (registers the ids in the actor's process)
-        from rlbench_suite.evaluation.runner import _single_threaded_torch, build_policy
+        from rlbench_suite.evaluation.workers import build_policy, single_threaded_torch
 
         self.env = gym.make(env_id)
         self.policy = build_policy(source, self.env, deterministic)
         self.reset_options = reset_options
-        _single_threaded_torch()
+        single_threaded_torch()
 
     def play(self, index: int, seed: int) -> dict[str, Any]:
         from rlbench_suite.evaluation.episodes import play_episode

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from rlbench_suite.evaluation.protocol import env_spec_hash
-from rlbench_suite.evaluation.result import Result
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.result import Result
 from rlbench_suite.evaluation.runner import evaluate
+from rlbench_suite.policies import POLICY_SPECS_TEXT
+from rlbench_suite.registry import spec_hash
 
 
 def rerun(original: Result, workers: int | None = None) -> Result:
@@ -12,8 +14,8 @@ def rerun(original: Result, workers: int | None = None) -> Result:
     spec = original.policy.get("spec")
     if not spec:
         raise ValueError(
-            "this result's policy was given as a Python object, not a spec (random, sb3:PATH, "
-            "onnx:PATH, module:attr, baseline:NAME), so it cannot be re-run from the file"
+            "this result's policy was given as a Python object, not a spec "
+            f"({POLICY_SPECS_TEXT}), so it cannot be re-run from the file"
         )
     return evaluate(original.env_id, spec, original.protocol, workers=workers)
 
@@ -21,10 +23,11 @@ def rerun(original: Result, workers: int | None = None) -> Result:
 def compare_runs(original: Result, again: Result) -> list[str]:
     """Every substantive difference between two runs of one protocol (empty: reproduced)."""
     differences = []
-    if env_spec_hash(original.env_id) != original.spec_hash:
+    now = spec_hash(get_card(original.env_id))
+    if now != original.spec_hash:
         differences.append(
             f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "
-            f"{env_spec_hash(original.env_id)[:12]} now)"
+            f"{now[:12]} now)"
         )
     for key in ("artifact_sha256", "spec", "train_seeds", "tuning_seeds"):
         if original.policy.get(key) != again.policy.get(key):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rlbench_suite.evaluation.result import EpisodeRecord
+from rlbench_suite.core.result import EpisodeRecord
 
 
 class EpisodeLog:

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from rlbench_suite.catalog import EnvCard, get_card, select_cards
-from rlbench_suite.evaluation.metrics import interval_estimates
-from rlbench_suite.evaluation.protocol import default_protocol
-from rlbench_suite.evaluation.result import IntervalEstimate, Result, ResultError, load_result
-from rlbench_suite.evaluation.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.catalog import get_card, select_cards
+from rlbench_suite.core.metrics import interval_estimates
+from rlbench_suite.core.result import IntervalEstimate, Result, ResultError, load_result
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
+from rlbench_suite.evaluation.protocols import default_protocol
 
 
 class SuiteSummary(BaseModel):

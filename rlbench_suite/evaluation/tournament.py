@@ -6,9 +6,9 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rlbench_suite.catalog import get_card
-from rlbench_suite.evaluation.metrics import Estimate
-from rlbench_suite.evaluation.protocol import SeedOverlapError
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.metrics import Estimate
+from rlbench_suite.core.protocol import SeedOverlapError
 from rlbench_suite.evaluation.ratings import elo_intervals
 from rlbench_suite.policies import agent_seed, make_policy
 from rlbench_suite.registry import make_multiagent

@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from rlbench_suite.core.seeds import agent_seed, policy_seed
 from rlbench_suite.policies.core import (
+    POLICY_SCHEMES,
+    POLICY_SPECS,
+    POLICY_SPECS_TEXT,
     CallablePolicy,
     Policy,
     PolicyIdentity,
@@ -54,6 +57,9 @@ if TYPE_CHECKING:
     from rlbench_suite.policies.specs import available_baselines, make_policy, resolve_baseline
 
 __all__ = [
+    "POLICY_SCHEMES",
+    "POLICY_SPECS",
+    "POLICY_SPECS_TEXT",
     "CallablePolicy",
     "JointPolicy",
     "LanguageModelPolicy",

@@ -48,6 +48,18 @@ class Policy(Protocol):
     def act(self, observation: Any, info: dict[str, Any]) -> Any: ...
 
 
+POLICY_SCHEMES = ("random", "sb3", "onnx", "module", "baseline")
+"""The schemes of ``--policy`` strings (:func:`~rlbench_suite.policies.make_policy`)."""
+POLICY_SPECS = (
+    "random",
+    "sb3:PATH",
+    "onnx:PATH",
+    "module:package.module:attr (or package.module:attr)",
+    "baseline:NAME",
+)
+"""The accepted ``--policy`` strings, as error messages and help texts list them."""
+POLICY_SPECS_TEXT = ", ".join(POLICY_SPECS)
+
 PolicyKind = Literal["random", "callable", "sb3", "onnx", "module", "baseline", "joint"]
 Seed = Annotated[int, Field(strict=True, ge=0)]
 

@@ -7,7 +7,13 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from rlbench_suite.policies.core import Policy, RandomPolicy, env_spaces
+from rlbench_suite.policies.core import (
+    POLICY_SCHEMES,
+    POLICY_SPECS_TEXT,
+    Policy,
+    RandomPolicy,
+    env_spaces,
+)
 from rlbench_suite.policies.module import ModulePolicy
 from rlbench_suite.policies.onnx import OnnxPolicy
 from rlbench_suite.policies.sb3 import SB3Policy
@@ -55,18 +61,6 @@ def resolve_baseline(name: str) -> Path:
     )
 
 
-POLICY_SPECS = (
-    "random",
-    "sb3:PATH",
-    "onnx:PATH",
-    "module:package.module:attr (or package.module:attr)",
-    "baseline:NAME",
-)
-"""The accepted ``--policy`` strings."""
-
-_SCHEMES = ("random", "sb3", "onnx", "module", "baseline")
-
-
 def make_policy(
     spec: str,
     env: Any = None,
@@ -76,7 +70,7 @@ def make_policy(
     algo: str | None = None,
     agent: str | None = None,
 ) -> Policy:
-    """The policy named by a ``--policy`` string (see :data:`POLICY_SPECS`).
+    """The policy named by a ``--policy`` string (see :data:`~rlbench_suite.policies.POLICY_SPECS`).
 
     The spec names *which* policy; how it acts is given by keyword: ``deterministic``
     (SB3, ONNX and baselines; usually the evaluation protocol's flag) and ``algo`` (SB3 only,
@@ -88,7 +82,6 @@ def make_policy(
     scheme, sep, rest = text.partition(":")
     if algo is not None and scheme != "sb3":
         raise ValueError(f"algo= applies to 'sb3:PATH' specs only, got {spec!r}")
-    accepted = ", ".join(POLICY_SPECS)
     policy: Any
     if text == "random":
         if env is None:
@@ -120,13 +113,15 @@ def make_policy(
         try:
             policy = ModulePolicy(target, env, seed, agent=agent)
         except ValueError as exc:
-            close = difflib.get_close_matches(scheme, _SCHEMES, n=1)
+            close = difflib.get_close_matches(scheme, POLICY_SCHEMES, n=1)
             hint = f"; did you mean '{close[0]}:'?" if close and scheme != "module" else ""
-            raise ValueError(f"policy spec {spec!r}: {exc}; accepted: {accepted}{hint}") from None
+            raise ValueError(
+                f"policy spec {spec!r}: {exc}; accepted: {POLICY_SPECS_TEXT}{hint}"
+            ) from None
     else:
-        close = difflib.get_close_matches(text, _SCHEMES, n=1)
+        close = difflib.get_close_matches(text, POLICY_SCHEMES, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown policy spec {spec!r}; accepted: {accepted}{hint}")
+        raise ValueError(f"unknown policy spec {spec!r}; accepted: {POLICY_SPECS_TEXT}{hint}")
     policy.identity = policy.identity.model_copy(update={"spec": spec})
     if seed is not None:
         policy.reset(seed)

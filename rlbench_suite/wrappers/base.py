@@ -12,8 +12,7 @@ from typing import ClassVar
 
 import gymnasium as gym
 
-# name -> "module:Class", filled by @register_wrapper
-WRAPPERS: dict[str, str] = {}
+from rlbench_suite.core.wrapper_names import WRAPPERS, add_wrapper_name, wrapper_entry_point
 
 
 class VersionedWrapper(gym.utils.RecordConstructorArgs):
@@ -27,27 +26,18 @@ class VersionedWrapper(gym.utils.RecordConstructorArgs):
 
 
 def register_wrapper(name: str):
-    """Class decorator: give a wrapper the versioned ``name`` and list it in :data:`WRAPPERS`."""
+    """Class decorator: give a wrapper the versioned ``name`` and list it in :data:`WRAPPERS`.
+
+    A name of the suite's (:data:`~rlbench_suite.core.wrapper_names.STANDARD_WRAPPERS`) must
+    be implemented where that table says; any other name is added to the table.
+    """
 
     def decorate(cls: type) -> type:
-        if name in WRAPPERS:
-            raise ValueError(f"wrapper name {name!r} is already taken by {WRAPPERS[name]}")
+        add_wrapper_name(name, f"{cls.__module__}:{cls.__qualname__}")
         cls.wrapper_name = name
-        WRAPPERS[name] = f"{cls.__module__}:{cls.__qualname__}"
         return cls
 
     return decorate
 
 
-def wrapper_entry_point(name: str) -> str:
-    """The ``module:Class`` entry point of wrapper ``name``, with a clear error if unknown."""
-    try:
-        return WRAPPERS[name]
-    except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(name, WRAPPERS, n=3)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise KeyError(
-            f"unknown wrapper {name!r}.{hint} Known wrappers: {', '.join(sorted(WRAPPERS))}"
-        ) from None
+__all__ = ["WRAPPERS", "VersionedWrapper", "register_wrapper", "wrapper_entry_point"]

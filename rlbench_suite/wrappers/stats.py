@@ -2,82 +2,51 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
-import numpy as np
 
+from rlbench_suite.core.scoring import EpisodeScorer, References
 from rlbench_suite.wrappers.base import VersionedWrapper, register_wrapper
 
 # The info key of the suite's episode statistics. Not "episode", so that Gymnasium's
 # RecordEpisodeStatistics and SB3's Monitor (which own that key) can still be stacked on top.
 STATS_KEY = "rlbench_episode"
-SUCCESS_KINDS = ("info", "terminated", "terminated_positive", "return_at_least")
-METRICS = ("return", "success_rate", "win_rate")
+
+ReferenceLookup = Callable[[str], "References | None"]
+_reference_lookup: ReferenceLookup | None = None
 
 
-@dataclass(frozen=True)
-class EpisodeScorer:
-    """A card's success rule and score normalization; works on scalars and on numpy arrays."""
+def set_reference_lookup(lookup: ReferenceLookup) -> None:
+    """Install how ``scores_from=ID`` finds the ``(random, expert)`` references of card ID.
 
-    kind: str | None
-    key: str
-    threshold: float | None
-    by_success: bool
-    random: float | None
-    scale: float | None
+    The registry installs a lookup over the cards it registered, so the statistics wrappers
+    import no catalog and also score cards registered from outside the suite.
+    """
+    global _reference_lookup
+    _reference_lookup = lookup
 
-    @classmethod
-    def build(
-        cls,
-        success: dict[str, Any] | None = None,
-        metric: str = "return",
-        scores_from: str | None = None,
-        random_score: float | None = None,
-        expert_score: float | None = None,
-    ) -> EpisodeScorer:
-        """Validate the arguments (those of :class:`EpisodeStatistics`) into a scorer."""
-        rule = dict(success or {})
-        kind = rule.get("kind")
-        if kind is not None and kind not in SUCCESS_KINDS:
-            raise ValueError(f"unknown success kind {kind!r}; accepted: {', '.join(SUCCESS_KINDS)}")
-        if kind == "return_at_least" and rule.get("threshold") is None:
-            raise ValueError("success kind 'return_at_least' needs a 'threshold'")
-        if metric not in METRICS:
-            raise ValueError(f"unknown metric {metric!r}; accepted: {', '.join(METRICS)}")
-        if scores_from is not None:
-            random_score, expert_score = _reference_scores(scores_from)
-        scale = (
-            100.0 / (expert_score - random_score)
-            if random_score is not None and expert_score is not None
-            and expert_score != random_score
-            else None
-        )  # fmt: skip
-        return cls(kind, rule.get("key", "success"), rule.get("threshold"), metric != "return",
-                   random_score, scale)  # fmt: skip
 
-    def final_success(self, seen: Any, terminated: Any, last_reward: Any, returns: Any) -> Any:
-        """Whether episodes ending now are successes (``seen``: the ``info`` rule fired)."""
-        if self.kind == "info":
-            return seen
-        if self.kind == "terminated":
-            return np.asarray(terminated, dtype=bool) if np.ndim(terminated) else bool(terminated)
-        if self.kind == "terminated_positive":
-            hit = np.logical_and(terminated, np.asarray(last_reward, dtype=float) > 0)
-            return hit if np.ndim(hit) else bool(hit)
-        if self.kind == "return_at_least":
-            hit = np.asarray(returns) >= self.threshold
-            return hit if np.ndim(hit) else bool(hit)
-        return np.zeros(np.shape(returns), bool) if np.ndim(returns) else False
-
-    def normalized(self, returns: Any, success: Any) -> Any:
-        """The primary metric's value on the 0 (random) to 100 (expert) scale, or None."""
-        if self.scale is None:
-            return None
-        value = np.asarray(success, dtype=float) if self.by_success else np.asarray(returns, float)
-        normalized = (value - self.random) * self.scale
-        return normalized if np.ndim(normalized) else float(normalized)
+def build_scorer(
+    success: dict[str, Any] | None = None,
+    metric: str = "return",
+    scores_from: str | None = None,
+    random_score: float | None = None,
+    expert_score: float | None = None,
+) -> EpisodeScorer:
+    """The scorer of the statistics wrappers' arguments (see :class:`EpisodeStatistics`)."""
+    references: References | None = None
+    if scores_from is not None:
+        if _reference_lookup is None:
+            raise RuntimeError(
+                f"scores_from={scores_from!r} needs the registry's reference lookup: "
+                "import rlbench_suite first"
+            )
+        references = _reference_lookup(scores_from)
+    elif None not in (random_score, expert_score) and random_score != expert_score:
+        references = (float(random_score), float(expert_score))  # type: ignore[arg-type]
+    return EpisodeScorer.build(success, metric, references)
 
 
 @register_wrapper("rlbench/EpisodeStatistics-v0")
@@ -95,10 +64,11 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
 
     Args:
         success: ``None`` or a success rule ``{"kind", "key", "threshold"}`` (see
-            :class:`rlbench_suite.catalog.SuccessRule`).
+            :class:`rlbench_suite.core.scoring.SuccessRule`).
         metric: the primary metric the normalized score is computed on.
-        scores_from: a card id whose reference scores normalize (looked up when the
-            wrapper is built, so re-measured scores never change the spec).
+        scores_from: a card id whose reference scores normalize (looked up through the
+            registry's lookup, :func:`set_reference_lookup`, when the wrapper is built, so
+            re-measured scores never change the spec).
         random_score, expert_score: explicit reference scores, when ``scores_from`` is None.
     """
 
@@ -115,8 +85,8 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
                       random_score=random_score, expert_score=expert_score)  # fmt: skip
         VersionedWrapper.__init__(self, **kwargs)
         gym.Wrapper.__init__(self, env)
-        self._scorer = EpisodeScorer.build(**kwargs)
-        self._by_info = self._scorer.kind == "info"
+        self._scorer = build_scorer(**kwargs)
+        self._info_key = self._scorer.info_key
         self._return = 0.0
         self._length = 0
         self._seen = False
@@ -129,11 +99,11 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._return += float(reward)
         self._length += 1
-        if self._by_info and info.get(self._scorer.key):
+        if self._info_key is not None and info.get(self._info_key):
             self._seen = True
         if terminated or truncated:
             scorer = self._scorer
-            success = scorer.final_success(self._seen, terminated, reward, self._return)
+            success = scorer.success(self._seen, terminated, reward, self._return)
             info = dict(info)
             info[STATS_KEY] = {
                 "r": self._return,
@@ -143,9 +113,3 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
             }
             info["is_success"] = success
         return obs, reward, terminated, truncated, info
-
-
-def _reference_scores(env_id: str) -> tuple[float | None, float | None]:
-    from rlbench_suite.catalog import get_card
-
-    return get_card(env_id).reference_values() or (None, None)

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeScorer
+from rlbench_suite.wrappers.stats import STATS_KEY, build_scorer
 
 
 class VectorEpisodeStatistics(gym.vector.VectorWrapper):
@@ -28,7 +28,7 @@ class VectorEpisodeStatistics(gym.vector.VectorWrapper):
 
     def __init__(self, env: VectorEnv, **scoring: Any) -> None:
         super().__init__(env)
-        self._scorer = EpisodeScorer.build(**scoring)
+        self._scorer = build_scorer(**scoring)
         self._mode = AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
         self._clear(np.ones(self.num_envs, bool))
 
@@ -54,7 +54,7 @@ class VectorEpisodeStatistics(gym.vector.VectorWrapper):
         counting = ~self._pending
         self._returns[counting] += np.asarray(rewards, dtype=float)[counting]
         self._lengths[counting] += 1
-        if self._scorer.kind == "info":
+        if self._scorer.info_key is not None:
             self._seen |= counting & self._info_flag(info, terminated | truncated)
         done = np.logical_and(np.logical_or(terminated, truncated), counting)
         if done.any():
@@ -68,15 +68,15 @@ class VectorEpisodeStatistics(gym.vector.VectorWrapper):
 
     def _info_flag(self, info: dict[str, Any], ending: np.ndarray) -> np.ndarray:
         """Where ``info[key]`` is set (the terminal step's info under SAME_STEP autoreset)."""
-        flags = _flag(info, self._scorer.key, self.num_envs)
+        flags = _flag(info, self._scorer.info_key, self.num_envs)
         if self._mode == AutoresetMode.SAME_STEP and "final_info" in info:
-            final = _flag(info["final_info"], self._scorer.key, self.num_envs)
+            final = _flag(info["final_info"], self._scorer.info_key, self.num_envs)
             flags = np.where(ending, final, flags)
         return flags
 
     def _episode_info(self, done: np.ndarray, terminated: Any, rewards: Any) -> dict[str, Any]:
         scorer = self._scorer
-        success = scorer.final_success(self._seen, terminated, rewards, self._returns) & done
+        success = scorer.success(self._seen, terminated, rewards, self._returns) & done
         normalized = scorer.normalized(self._returns, success)
         stats = {
             "r": np.where(done, self._returns, 0.0),

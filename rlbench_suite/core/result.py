@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rlbench_suite.evaluation.protocol import EvalProtocol
-from rlbench_suite.evaluation.provenance import Provenance
+from rlbench_suite.core.protocol import EvalProtocol
+from rlbench_suite.core.provenance import Provenance
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -42,6 +42,9 @@ class EpisodeRecord(BaseModel):
     r: float = Field(description="the return")
     l: int = Field(ge=0, description="the length in steps")  # noqa: E741
     success: bool
+    normalized_score: float | None = Field(
+        None, description="the primary metric on the card's 0-100 scale, as scored in the episode"
+    )
 
 
 class Result(BaseModel):
@@ -74,6 +77,8 @@ class Result(BaseModel):
             raise ValueError("protocol_hash does not match the protocol it names")
         if self.env_id != self.protocol.env_id:
             raise ValueError(f"env_id {self.env_id!r} differs from the protocol's")
+        if self.protocol.spec_hash is not None and self.spec_hash != self.protocol.spec_hash:
+            raise ValueError("spec_hash differs from the protocol's spec_hash")
         sizes = {len(x) for x in (self.seeds, self.returns, self.lengths, self.successes)}
         if sizes != {self.protocol.episodes}:
             raise ValueError(

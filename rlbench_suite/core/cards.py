@@ -1,4 +1,4 @@
-"""Environment cards: the :class:`EnvCard` model and loading and validation of ``envs/**/*.toml``.
+"""Environment cards: the :class:`EnvCard` schema, and loading and validating card files.
 
 A card says what an environment is (id, family, API, entry point, kwargs), how it is
 scored (primary metric, success rule, reference scores with how they were measured),
@@ -9,8 +9,6 @@ A malformed card fails with the file, the field and what is accepted.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import functools
 import math
 import tomllib
 from pathlib import Path
@@ -25,11 +23,13 @@ from pydantic import (
     model_validator,
 )
 
+from rlbench_suite.core.scoring import Metric, SuccessRule, normalized_score
+from rlbench_suite.core.seeds import EVALUATION_FIRST_SEED
+from rlbench_suite.core.wrapper_names import WRAPPERS
 from rlbench_suite.resources import content_dir
 
 Family = Literal["classic", "robotics", "multiagent", "text", "offline"]
 Api = Literal["gymnasium", "pettingzoo-parallel", "pettingzoo-aec"]
-Metric = Literal["return", "success_rate", "win_rate", "score/max_score"]
 EXTRAS = (
     "classic",
     "robotics",
@@ -48,10 +48,6 @@ ENTRY_POINT_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 class CardError(ValueError):
     """A card file is malformed; the message names the file, the field and what is accepted."""
-
-
-class UnknownEnvError(LookupError):
-    """An id that is not in the catalog; the message lists the closest known ids."""
 
 
 class _Model(BaseModel):
@@ -82,35 +78,15 @@ class References(_Model):
     expert: RefScore | None = None
 
 
-class SuccessRule(_Model):
-    """When an episode counts as a success.
-
-    ``info``: ``info[key]`` was truthy at any step (Meta-World's definition);
-    ``terminated``: the episode terminated (reached a terminal state) rather than being truncated;
-    ``terminated_positive``: it terminated with a positive last reward;
-    ``return_at_least``: the episode return is at least ``threshold``.
-    """
-
-    kind: Literal["info", "terminated", "terminated_positive", "return_at_least"]
-    key: str = "success"
-    threshold: float | None = None
-
-    @model_validator(mode="after")
-    def _threshold_given(self) -> SuccessRule:
-        if self.kind == "return_at_least" and self.threshold is None:
-            raise ValueError("success kind 'return_at_least' needs a 'threshold'")
-        return self
-
-
 class EvalDefaults(_Model):
     """The card's default evaluation protocol: episodes, seeds, deterministic actions.
 
-    Evaluation seeds start high (10**6) so they stay clear of the small seeds training and
-    tuning runs use and of the reference-score seeds (10000...).
+    Evaluation seeds start at :data:`~rlbench_suite.core.seeds.EVALUATION_FIRST_SEED`, clear
+    of the training, tuning and reference-score seed ranges (see :mod:`rlbench_suite.core.seeds`).
     """
 
     episodes: int = Field(50, gt=0)
-    first_seed: int = Field(1_000_000, ge=0)
+    first_seed: int = Field(EVALUATION_FIRST_SEED, ge=EVALUATION_FIRST_SEED)
     deterministic: bool = True
 
     @property
@@ -127,8 +103,6 @@ class WrapperRef(_Model):
     @field_validator("name")
     @classmethod
     def _known(cls, name: str) -> str:
-        from rlbench_suite.wrappers import WRAPPERS
-
         if name not in WRAPPERS:
             raise ValueError(f"unknown wrapper {name!r}; accepted: {', '.join(sorted(WRAPPERS))}")
         return name
@@ -208,10 +182,7 @@ class EnvCard(_Model):
     def normalized_score(self, value: float) -> float:
         """``value`` on the 0 (random) to 100 (expert) scale; NaN without both references."""
         references = self.reference_values()
-        if references is None:
-            return math.nan
-        random, expert = references
-        return 100.0 * (value - random) / (expert - random)
+        return math.nan if references is None else normalized_score(value, *references)
 
 
 def _format_validation_error(path: Path, error: ValidationError) -> str:
@@ -300,68 +271,3 @@ def load_cards(root: Path | None = None) -> dict[str, EnvCard]:
     return load_cards_with_paths(root)[0]
 
 
-@functools.cache
-def _suite_catalog() -> tuple[dict[str, EnvCard], dict[str, Path], tuple[CardError, ...]]:
-    errors: list[CardError] = []
-    loaded, origin = load_cards_with_paths(errors=errors)
-    return loaded, origin, tuple(errors)
-
-
-def catalog_errors() -> tuple[CardError, ...]:
-    """The suite's cards that failed to load (they are left out of :func:`cards`)."""
-    return _suite_catalog()[2]
-
-
-def cards() -> dict[str, EnvCard]:
-    """The suite's own cards by id, loaded once."""
-    return _suite_catalog()[0]
-
-
-def card_paths() -> dict[str, Path]:
-    """Card id -> the file it was loaded from."""
-    return _suite_catalog()[1]
-
-
-def normalize_id(env_id: str) -> str:
-    """Normalize an id given as ``rlbench_suite:rlbench/X-v0``, ``rlbench/X-v0`` or ``X-v0``."""
-    env_id = env_id.strip()
-    if ":" in env_id:
-        env_id = env_id.split(":", 1)[1]
-    return env_id if env_id.startswith("rlbench/") else f"rlbench/{env_id}"
-
-
-def closest_ids(env_id: str, known: list[str], n: int = 3) -> list[str]:
-    """The known ids closest to ``env_id`` (case-insensitive), best first."""
-    lowered = {k.lower(): k for k in known}
-    matches = difflib.get_close_matches(env_id.lower(), list(lowered), n=n, cutoff=0.5)
-    return [lowered[m] for m in matches]
-
-
-def get_card(env_id: str) -> EnvCard:
-    """The card for ``env_id``; unknown ids raise :class:`UnknownEnvError` with suggestions."""
-    catalog = cards()
-    key = normalize_id(env_id)
-    if key in catalog:
-        return catalog[key]
-    close = closest_ids(key, list(catalog))
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    broken = catalog_errors()
-    note = f" {len(broken)} card(s) failed to load: {broken[0]}" if broken else ""
-    raise UnknownEnvError(
-        f"unknown environment id {env_id!r}.{hint} Run `rlbench list` to see all "
-        f"{len(catalog)} ids.{note}"
-    )
-
-
-def select_cards(
-    family: str | None = None, suite: str | None = None, tag: str | None = None
-) -> list[EnvCard]:
-    """Cards matching every given filter, sorted by family then id."""
-    selected = [
-        c
-        for c in cards().values()
-        if (family is None or c.family == family)
-        and (suite is None or suite in c.suites)
-        and (tag is None or tag in c.tags)
-    ]
-    return sorted(selected, key=lambda c: (c.family, c.id))

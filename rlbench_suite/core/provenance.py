@@ -13,8 +13,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-PACKAGES = ("rlbench-suite", "gymnasium", "pettingzoo", "numpy", "mujoco", "minigrid", "box2d",
-            "torch", "stable-baselines3", "sb3-contrib", "onnxruntime", "ray")  # fmt: skip
+PACKAGES = (
+    "rlbench-suite",
+    # environments and simulators
+    "gymnasium", "pettingzoo", "mpe2", "minigrid", "mujoco", "pybullet", "box2d", "pygame",
+    "chess",
+    # numerics, learning and policy artifacts
+    "numpy", "scipy", "torch", "stable-baselines3", "sb3-contrib", "onnx", "onnxruntime",
+    # data, distribution and the contracts' own libraries
+    "minari", "h5py", "ray", "pydantic",
+)  # fmt: skip
+"""The distributions a result can depend on, recorded (with versions) in every provenance,
+printed by ``rlbench doctor`` and by the benchmarks. A test keeps it complete against the
+package's declared dependencies."""
 
 
 class Provenance(BaseModel):
@@ -36,7 +47,7 @@ class Provenance(BaseModel):
 
 def git(*args: str) -> str | None:
     """Output of ``git ARGS`` in the suite's checkout, or None (no git, not a checkout)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[2]  # rlbench_suite/core/provenance.py -> checkout
     try:
         proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):

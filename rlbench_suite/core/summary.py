@@ -6,23 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from rlbench_suite.catalog import EnvCard
-from rlbench_suite.evaluation.metrics import interval_estimates, normalized_score, success_rate
-from rlbench_suite.evaluation.result import EpisodeRecord, IntervalEstimate
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.metrics import interval_estimates, success_rate
+from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate
+from rlbench_suite.core.scoring import normalized_score, primary_values
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are reproducible
-
-
-def primary_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
-    """Per-episode values of the card's primary metric (the return, or success as 0/1).
-
-    ``score/max_score`` is the return too: games that use it reward the points gained over
-    their maximum score, so an episode's return is its normalized score.
-    """
-    if card.primary_metric in ("success_rate", "win_rate"):
-        return np.asarray(successes, dtype=float)
-    return np.asarray(returns, dtype=float)
 
 
 def normalized_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray | None:
@@ -30,7 +20,20 @@ def normalized_values(card: EnvCard, returns: Any, successes: Any) -> np.ndarray
     references = card.reference_values()
     if references is None:
         return None
-    return normalized_score(primary_values(card, returns, successes), *references)
+    return normalized_score(primary_values(card.primary_metric, returns, successes), *references)
+
+
+def episode_normalized_scores(card: EnvCard, episodes: list[EpisodeRecord]) -> np.ndarray | None:
+    """The normalized score each episode was given when it ended; None without references.
+
+    Records from episode logs written before episodes carried their score are scored
+    here by the same rule (:func:`~rlbench_suite.core.scoring.normalized_score`).
+    """
+    if card.reference_values() is None:
+        return None
+    if all(e.normalized_score is not None for e in episodes):
+        return np.array([e.normalized_score for e in episodes], dtype=float)
+    return normalized_values(card, [e.r for e in episodes], [e.success for e in episodes])
 
 
 def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
@@ -38,8 +41,8 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
 
     Aggregates: the mean, median and interquartile mean of the returns with bootstrap
     intervals, and the success rate with a Wilson interval. The normalized score is the
-    mean of the primary metric on the card's 0 (random) to 100 (expert) scale, with a
-    bootstrap interval; None until the card has both reference scores.
+    mean of the episodes' normalized scores (the primary metric on the card's 0 (random) to
+    100 (expert) scale) with a bootstrap interval; None until the card has both references.
     """
     returns = np.array([e.r for e in episodes])
     estimates = interval_estimates(
@@ -49,7 +52,7 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     rate = success_rate(np.array([e.success for e in episodes]))
     aggregates["success_rate"] = IntervalEstimate(**rate.as_dict())
     normalized = None
-    values = normalized_values(card, returns, [e.success for e in episodes])
+    values = episode_normalized_scores(card, episodes)
     if values is not None:
         estimate = interval_estimates(
             values, "mean", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED

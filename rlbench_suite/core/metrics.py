@@ -31,7 +31,7 @@ _CHUNK_ELEMENTS = 1 << 21  # resampled values held at once (16 MiB of float64)
 class Estimate:
     """A point estimate with its confidence interval and how the interval was computed.
 
-    Its fields are those of :class:`rlbench_suite.evaluation.result.IntervalEstimate`, so
+    Its fields are those of :class:`rlbench_suite.core.result.IntervalEstimate`, so
     ``IntervalEstimate(**estimate.as_dict())`` stores it in a result.
     """
 
@@ -264,28 +264,6 @@ def success_rate(successes: Any, confidence: float = 0.95) -> Estimate:
     k, n = int(values.sum()), values.size
     low, high = wilson_interval(k, n, confidence)
     return Estimate(k / n, low, high, _check_confidence(confidence), "wilson")
-
-
-def normalized_score(value: Any, random: float | None, expert: float | None) -> Any:
-    """``100 * (value - random) / (expert - random)``: 0 is the random policy, 100 the expert.
-
-    ``value`` is a number or an array (an array comes back); NaN values and missing (None),
-    non-finite or equal reference scores are refused with a ValueError.
-    """
-    for label, ref in (("random", random), ("expert", expert)):
-        if ref is None:
-            raise ValueError(f"normalized_score needs the {label} reference score, got None")
-        if not np.isfinite(ref):
-            raise ValueError(f"the {label} reference score must be finite, got {ref!r}")
-    if expert == random:
-        raise ValueError(f"expert and random reference scores are equal ({expert}); cannot scale")
-    if value is None:
-        raise ValueError("normalized_score got value=None")
-    array = np.asarray(value, dtype=np.float64)
-    if np.isnan(array).any():
-        raise ValueError("normalized_score got NaN value(s); drop or impute them first")
-    result = 100.0 * (array - random) / (expert - random)
-    return result if array.ndim else float(result)
 
 
 # ---------------------------------------------------------------- comparing two algorithms
