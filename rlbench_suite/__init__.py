@@ -18,11 +18,13 @@ __version__ = "0.1.0"
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
     os.environ.setdefault("MUJOCO_GL", "egl")
 
+from rlbench_suite.card_sources import register_cards, register_external_cards
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError, cards, get_card
 from rlbench_suite.registry import make_batched, make_multiagent, register_all
 
 register_all()
+register_external_cards()
 
 __all__ = [
     "EnvCard",
@@ -32,4 +34,5 @@ __all__ = [
     "get_card",
     "make_batched",
     "make_multiagent",
+    "register_cards",
 ]

@@ -188,7 +188,7 @@ def _silence_unrelated_version_warnings(catalog: dict[str, EnvCard]) -> None:
 
 
 class CatalogWarning(UserWarning):
-    """A card of the suite failed to load and was left out."""
+    """A card failed to load and was left out."""
 
 
 def load_entry_point(entry_point: str) -> Any:

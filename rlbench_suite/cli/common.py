@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import rlbench_suite
-from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.cards import CardError, EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError, catalog_errors, get_card, select_cards
 
 app = typer.Typer(
@@ -46,10 +47,23 @@ def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
+    cards: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cards",
+            help="Your own card file or folder to register first (repeatable; also "
+            "RLBENCH_CARDS, see docs/cards.md).",
+        ),
+    ] = None,
 ) -> None:
     """rlbench-suite command line."""
     # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    if cards:
+        try:
+            rlbench_suite.register_cards(cards)
+        except CardError as exc:
+            raise fail(str(exc)) from None
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

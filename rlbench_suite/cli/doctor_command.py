@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typer
 from rich.table import Table
 
 from rlbench_suite.cli.common import app, console, report_broken_cards
@@ -29,7 +30,8 @@ def doctor() -> None:
     table.add_row("PyBullet", _pybullet())
     table.add_row("torch threads", _torch_threads())
     console.print(table)
-    report_broken_cards()
+    if report_broken_cards():
+        raise typer.Exit(1)
 
 
 def _mujoco_gl() -> str:

@@ -42,7 +42,8 @@ EXTRAS = (
     "plots",
 )
 
-ENV_ID_PATTERN = r"^rlbench/[A-Za-z][A-Za-z0-9_.-]*-v\d+$"
+SUITE_NAMESPACE = "rlbench"
+ENV_ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*/[A-Za-z][A-Za-z0-9_.-]*-v\d+$"
 ENTRY_POINT_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 
@@ -111,7 +112,11 @@ class WrapperRef(_Model):
 class EnvCard(_Model):
     """Everything the suite knows about one environment id."""
 
-    id: str = Field(pattern=ENV_ID_PATTERN, description="rlbench/Name-vN")
+    id: str = Field(
+        pattern=ENV_ID_PATTERN,
+        description="namespace/Name-vN: rlbench/Name-vN for the suite's own cards, "
+        "another namespace (mylab/Name-v0) for yours",
+    )
     family: Family
     api: Api
     entry_point: str = Field(pattern=ENTRY_POINT_PATTERN, description="module:attr")
@@ -166,7 +171,13 @@ class EnvCard(_Model):
 
     @property
     def name(self) -> str:
+        """The id without its namespace (``CartPole-v1``)."""
         return self.id.split("/", 1)[1]
+
+    @property
+    def namespace(self) -> str:
+        """The id's namespace: ``rlbench`` for the suite's own cards."""
+        return self.id.split("/", 1)[0]
 
     @property
     def is_multiagent(self) -> bool:

@@ -1,46 +1,101 @@
-"""The suite's catalog: its own cards, loaded once, looked up by id with helpful errors."""
+"""The catalog: every card the suite knows, by id, with helpful errors for unknown ids.
+
+It holds the suite's own cards (``envs/**/*.toml``, loaded once) and the cards added from
+outside the suite (:func:`add_card`, which ``rlbench_suite.register_cards`` calls). The
+suite's ids live in the ``rlbench/`` namespace; other cards use their own
+(``mylab/Maze-v0``), so an id never changes meaning.
+"""
 
 from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
-from rlbench_suite.core.cards import CardError, EnvCard, load_cards_with_paths
+from rlbench_suite.core.cards import SUITE_NAMESPACE, CardError, EnvCard, load_cards_with_paths
 
 
 class UnknownEnvError(LookupError):
     """An id that is not in the catalog; the message lists the closest known ids."""
 
 
+_added: dict[str, EnvCard] = {}
+_added_paths: dict[str, Path] = {}
+_added_errors: list[CardError] = []
+
+
 @functools.cache
 def _suite_catalog() -> tuple[dict[str, EnvCard], dict[str, Path], tuple[CardError, ...]]:
     errors: list[CardError] = []
     loaded, origin = load_cards_with_paths(errors=errors)
+    for card_id, card in list(loaded.items()):
+        if card.namespace != SUITE_NAMESPACE:
+            errors.append(CardError(f"{origin[card_id]}: the suite's own cards use ids "
+                                    f"'{SUITE_NAMESPACE}/Name-vN', got {card_id!r}"))  # fmt: skip
+            del loaded[card_id], origin[card_id]
     return loaded, origin, tuple(errors)
 
 
+def check_addable(card: EnvCard, path: Path | None = None) -> bool:
+    """Whether ``card`` is new (True) or already in the catalog as it is (False).
+
+    A :class:`CardError` if its id is in the suite's ``rlbench/`` namespace or taken by
+    another card.
+    """
+    where = f"{path}: " if path is not None else ""
+    if card.namespace == SUITE_NAMESPACE:
+        raise CardError(
+            f"{where}{card.id!r}: the '{SUITE_NAMESPACE}/' namespace is the suite's own; give "
+            "your card an id in a namespace of yours, e.g. 'mylab/Name-v0'"
+        )
+    known = cards().get(card.id)
+    if known is not None and known != card:
+        raise CardError(
+            f"{where}id {card.id!r} is already taken by {card_paths().get(card.id, 'a card')}"
+        )
+    return known is None
+
+
+def add_card(card: EnvCard, path: Path | None = None) -> None:
+    """Add a card from outside the suite (its file, if any, is where ``refscores`` writes).
+
+    Its id must be outside the suite's ``rlbench/`` namespace and not taken by another
+    card (:func:`check_addable`); adding the same card again is a no-op.
+    """
+    check_addable(card, path)
+    _added[card.id] = card
+    if path is not None:
+        _added_paths[card.id] = path
+
+
+def add_error(error: CardError) -> None:
+    """Record a card from outside the suite that failed to load (see :func:`catalog_errors`)."""
+    _added_errors.append(error)
+
+
 def catalog_errors() -> tuple[CardError, ...]:
-    """The suite's cards that failed to load (they are left out of :func:`cards`)."""
-    return _suite_catalog()[2]
+    """The cards that failed to load (they are left out of :func:`cards`)."""
+    return _suite_catalog()[2] + tuple(_added_errors)
 
 
 def cards() -> dict[str, EnvCard]:
-    """The suite's own cards by id, loaded once."""
-    return _suite_catalog()[0]
+    """Every card by id: the suite's own (loaded once), then those added from outside."""
+    return {**_suite_catalog()[0], **_added}
 
 
 def card_paths() -> dict[str, Path]:
     """Card id -> the file it was loaded from."""
-    return _suite_catalog()[1]
+    return {**_suite_catalog()[1], **_added_paths}
 
 
 def normalize_id(env_id: str) -> str:
-    """Normalize an id given as ``rlbench_suite:rlbench/X-v0``, ``rlbench/X-v0`` or ``X-v0``."""
+    """Normalize an id given as ``rlbench_suite:rlbench/X-v0``, ``rlbench/X-v0`` or ``X-v0``
+    (a name without a namespace is the suite's); ``mylab/X-v0`` stays as it is."""
     env_id = env_id.strip()
     if ":" in env_id:
         env_id = env_id.split(":", 1)[1]
-    return env_id if env_id.startswith("rlbench/") else f"rlbench/{env_id}"
+    return env_id if "/" in env_id else f"{SUITE_NAMESPACE}/{env_id}"
 
 
 def closest_ids(env_id: str, known: list[str], n: int = 3) -> list[str]:
@@ -50,19 +105,26 @@ def closest_ids(env_id: str, known: list[str], n: int = 3) -> list[str]:
     return [lowered[m] for m in matches]
 
 
-def get_card(env_id: str) -> EnvCard:
-    """The card for ``env_id``; unknown ids raise :class:`UnknownEnvError` with suggestions."""
+def get_card(
+    env_id: str, suggest: Callable[[EnvCard], bool] | None = None, kind: str = "environment"
+) -> EnvCard:
+    """The card for ``env_id``; unknown ids raise :class:`UnknownEnvError` with suggestions.
+
+    ``suggest`` limits the suggestions to the cards it accepts (e.g. multi-agent ones, for a
+    multi-agent call), and ``kind`` names them in the message.
+    """
     catalog = cards()
     key = normalize_id(env_id)
     if key in catalog:
         return catalog[key]
-    close = closest_ids(key, list(catalog))
+    candidates = [c.id for c in catalog.values() if suggest is None or suggest(c)]
+    close = closest_ids(key, candidates)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     broken = catalog_errors()
     note = f" {len(broken)} card(s) failed to load: {broken[0]}" if broken else ""
     raise UnknownEnvError(
-        f"unknown environment id {env_id!r}.{hint} Run `rlbench list` to see all "
-        f"{len(catalog)} ids.{note}"
+        f"unknown {kind} id {env_id!r}.{hint} Run `rlbench list` to see all "
+        f"{len(candidates)} ids.{note}"
     )
 
 
