@@ -13,6 +13,7 @@ from rlbench_suite.cli.common import (
     console,
     fail,
     progress_bar,
+    reference_how,
     report_broken_cards,
     score_text,
 )
@@ -105,11 +106,9 @@ def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPol
         table.add_row(key, str(value))
     for kind in ("random", "expert"):
         ref = getattr(card.reference, kind)
-        how = "" if ref is None else (
-            f" ({ref.policy}, {ref.episodes} episodes, seeds {ref.seeds[0]}..{ref.seeds[-1]}, "
-            f"suite {ref.suite_version}, {ref.measured})"
-        )  # fmt: skip
+        how = "" if ref is None else f" ({reference_how(ref)})"
         table.add_row(f"reference.{kind}", score_text(card, kind) + how)
+    table.add_row("normalized score", card.normalization_problem() or "0 = random, 100 = expert")
     table.add_row("card file", str(card_paths()[card.id]))
     try:
         for key, value in _sample_step(card).items():
@@ -156,6 +155,10 @@ def check(
     for result in results:
         for name, error in result.errors.items():
             console.print(f"[red]{result.env_id} {name}:[/red] {error}")
+    for card in selected:
+        problem = card.normalization_problem()
+        if problem and card.reference.random and card.reference.expert:
+            console.print(f"[yellow]{card.id} has no normalized score:[/yellow] {problem}")
         if verbose:
             for note in result.notes:
                 console.print(f"[yellow]{result.env_id}[/yellow] {note}")

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import rlbench_suite
-from rlbench_suite.core.cards import CardError, EnvCard
+from rlbench_suite.core.cards import CardError, EnvCard, RefScore
 from rlbench_suite.core.catalog import UnknownEnvError, catalog_errors, get_card, select_cards
 
 app = typer.Typer(
@@ -88,6 +88,17 @@ def cards_or_all(ids: list[str] | None) -> list[EnvCard]:
         return [get_card(i) for i in ids]
     except UnknownEnvError as exc:
         raise fail(str(exc)) from None
+
+
+def reference_how(ref: RefScore) -> str:
+    """How a reference score was obtained, in a few words."""
+    if ref.method == "exact":
+        return f"{ref.policy}, exact, suite {ref.suite_version}, {ref.measured}"
+    seeds = ref.seeds or []
+    return (
+        f"{ref.policy}, {ref.episodes} episodes, seeds {seeds[0]}..{seeds[-1]}, "
+        f"suite {ref.suite_version}, {ref.measured}"
+    )
 
 
 def score_text(card: EnvCard, kind: str) -> str:

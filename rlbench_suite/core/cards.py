@@ -23,7 +23,12 @@ from pydantic import (
     model_validator,
 )
 
-from rlbench_suite.core.scoring import Metric, SuccessRule, normalized_score
+from rlbench_suite.core.scoring import (
+    Metric,
+    SuccessRule,
+    normalized_score,
+    references_separated,
+)
 from rlbench_suite.core.seeds import EVALUATION_FIRST_SEED
 from rlbench_suite.core.wrapper_names import WRAPPERS
 from rlbench_suite.resources import content_dir
@@ -56,22 +61,41 @@ class _Model(BaseModel):
 
 
 class RefScore(_Model):
-    """A reference score and how it was measured."""
+    """A reference score and how it was obtained: measured over seeded episodes, or exact.
+
+    An ``exact`` reference is the primary metric's expected value computed analytically (e.g.
+    a matrix game's expected payoff of a mixed strategy); it has no episodes or seeds, and
+    ``command`` says how to compute it again.
+    """
 
     value: float = Field(description="the primary metric's value")
     std: float | None = Field(None, description="standard deviation over episodes")
     policy: str = Field(description="what produced it: 'random', 'baseline:NAME', ...")
-    episodes: int = Field(gt=0)
-    seeds: list[int] = Field(min_length=1, description="reset seeds, one per episode")
+    method: Literal["measured", "exact"] = "measured"
+    episodes: int | None = Field(None, gt=0)
+    seeds: list[int] | None = Field(None, min_length=1, description="reset seeds, one each")
     suite_version: str
     measured: dt.date = Field(description="date of the measurement (YYYY-MM-DD)")
     command: str | None = Field(None, description="the command that measured it")
 
     @model_validator(mode="after")
     def _one_seed_per_episode(self) -> RefScore:
+        if self.method == "exact":
+            if self.episodes is not None or self.seeds is not None:
+                raise ValueError("an exact reference has no episodes or seeds")
+            return self
+        if self.episodes is None or self.seeds is None:
+            raise ValueError("a measured reference needs its 'episodes' and 'seeds'")
         if len(self.seeds) != self.episodes:
             raise ValueError(f"{self.episodes} episodes but {len(self.seeds)} seeds; give one each")
         return self
+
+    @property
+    def standard_error(self) -> float:
+        """The standard error of ``value``: 0 when exact or when no spread was recorded."""
+        if self.method == "exact" or self.std is None or not self.episodes:
+            return 0.0
+        return self.std / math.sqrt(self.episodes)
 
 
 class References(_Model):
@@ -184,11 +208,22 @@ class EnvCard(_Model):
         return self.api != "gymnasium"
 
     def reference_values(self) -> tuple[float, float] | None:
-        """``(random, expert)`` reference values, or None unless both exist and differ."""
+        """``(random, expert)`` reference values, or None: the card has a normalized score
+        only when both exist and the expert beats random by the margin of
+        :func:`~rlbench_suite.core.scoring.references_separated`."""
+        return None if self.normalization_problem() else (
+            self.reference.random.value, self.reference.expert.value  # type: ignore[union-attr]
+        )  # fmt: skip
+
+    def normalization_problem(self) -> str | None:
+        """Why the card has no normalized score (None if it has one)."""
         random, expert = self.reference.random, self.reference.expert
-        if random is None or expert is None or expert.value == random.value:
-            return None
-        return random.value, expert.value
+        if random is None or expert is None:
+            missing = " and ".join(k for k, v in (("random", random), ("expert", expert)) if not v)
+            return f"no {missing} reference"
+        return references_separated(
+            random.value, random.standard_error, expert.value, expert.standard_error
+        )
 
     def normalized_score(self, value: float) -> float:
         """``value`` on the 0 (random) to 100 (expert) scale; NaN without both references."""

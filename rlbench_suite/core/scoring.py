@@ -88,6 +88,31 @@ def normalized_score(value: Any, random: float | None, expert: float | None) -> 
     return result if array.ndim else float(result)
 
 
+SEPARATION_STANDARD_ERRORS = 3.0
+"""How far the expert reference must beat the random one, in standard errors of the
+difference (measured references), for a card to have a normalized score."""
+
+
+def references_separated(
+    random: float, random_se: float, expert: float, expert_se: float
+) -> str | None:
+    """None when ``expert`` beats ``random`` by the margin, else why not.
+
+    The margin is :data:`SEPARATION_STANDARD_ERRORS` standard errors of the difference
+    (``sqrt(se_random**2 + se_expert**2)``); with exact references (standard errors 0) any
+    positive difference counts. Below the margin a 0-100 scale would mostly measure noise
+    (a random policy could score 270), so such a card has no normalized score.
+    """
+    margin = SEPARATION_STANDARD_ERRORS * float(np.hypot(random_se, expert_se))
+    gap = expert - random
+    if gap > margin and gap > 1e-9 * max(1.0, abs(expert), abs(random)):
+        return None
+    return (
+        f"the expert reference ({expert:.4g}) does not beat the random one ({random:.4g}) by "
+        f"the margin ({SEPARATION_STANDARD_ERRORS:g} standard errors = {margin:.3g})"
+    )
+
+
 References = tuple[float, float]
 """``(random, expert)`` reference values of a card's primary metric."""
 

@@ -9,7 +9,7 @@ import numpy as np
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.metrics import interval_estimates, success_rate
 from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate
-from rlbench_suite.core.scoring import normalized_score, primary_values
+from rlbench_suite.core.scoring import normalized_score, primary_values, scored_by_success
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are reproducible
@@ -42,7 +42,9 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     Aggregates: the mean, median and interquartile mean of the returns with bootstrap
     intervals, and the success rate with a Wilson interval. The normalized score is the
     mean of the episodes' normalized scores (the primary metric on the card's 0 (random) to
-    100 (expert) scale) with a bootstrap interval; None until the card has both references.
+    100 (expert) scale), with the interval of the primary metric's own aggregate (the mean
+    return's bootstrap interval, or the success rate's Wilson interval) mapped through the
+    same normalization, so the two never disagree; None until the card has both references.
     """
     returns = np.array([e.r for e in episodes])
     estimates = interval_estimates(
@@ -53,9 +55,13 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     aggregates["success_rate"] = IntervalEstimate(**rate.as_dict())
     normalized = None
     values = episode_normalized_scores(card, episodes)
-    if values is not None:
-        estimate = interval_estimates(
-            values, "mean", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
-        )["mean"]
-        normalized = IntervalEstimate(**estimate.as_dict())
+    references = card.reference_values()
+    if values is not None and references is not None:
+        primary = aggregates["success_rate" if scored_by_success(card.primary_metric)
+                             else "return_mean"]  # fmt: skip
+        low, high = sorted(normalized_score([primary.low, primary.high], *references))
+        normalized = primary.model_copy(update={
+            "point": float(values.mean()), "low": float(low), "high": float(high),
+            "method": f"{primary.method}, mapped through the normalization",
+        })  # fmt: skip
     return {"aggregates": aggregates, "normalized_score": normalized}
