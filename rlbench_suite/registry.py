@@ -210,7 +210,7 @@ def make_multiagent(env_id: str, api: MultiAgentApi | None = None, **kwargs: Any
     """
     if api not in (None, "parallel", "aec"):
         raise ValueError(f"api must be 'parallel', 'aec' or None (native), got {api!r}")
-    card = get_card(env_id)
+    card = get_card(env_id, suggest=lambda c: c.is_multiagent, kind="multi-agent environment")
     if not card.is_multiagent:
         raise ValueError(
             f"{card.id} is a single-agent environment; create it with gym.make({card.id!r})"
@@ -244,7 +244,9 @@ def make_batched(env_id: str, num_games: int, **kwargs: Any) -> gym.vector.Vecto
     with shared parameters steps every agent of every game per call. ``kwargs`` override the
     card's; ``reset(seed=s)`` seeds game ``g`` with ``s + g``.
     """
-    card = get_card(env_id)
+    card = get_card(
+        env_id, suggest=lambda c: c.batched_entry_point is not None, kind="batched environment"
+    )
     if card.batched_entry_point is None:
         offered = sorted(c.id for c in cards().values() if c.batched_entry_point)
         raise ValueError(

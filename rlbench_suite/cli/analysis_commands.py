@@ -13,6 +13,7 @@ from rlbench_suite.cli.common import app, console, fail, progress_bar
 from rlbench_suite.cli.eval_commands import results_app
 from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.result import Result, ResultError, load_result
+from rlbench_suite.paths import results_dir
 
 
 def _load_all(files: list[Path]) -> list[Result]:
@@ -29,7 +30,9 @@ def benchmark(
     episodes: Annotated[int | None, typer.Option(min=1, help="Episodes per env.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Workers per env.")] = None,
     backend: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    out_dir: Annotated[Path, typer.Option(help="Where results go.")] = Path("rlbench-results"),
+    out_dir: Annotated[
+        Path | None, typer.Option(help="Where results go (default: <data dir>/results).")
+    ] = None,
     resume: Annotated[bool, typer.Option(help="Keep finished envs, continue the rest.")] = False,
 ) -> None:
     """Evaluate a policy on every card of a suite: one result per env and an aggregate."""
@@ -39,7 +42,8 @@ def benchmark(
         total = len(suite_cards(suite))
     except ValueError as exc:
         raise fail(str(exc)) from None
-    directory = out_dir / suite / "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)
+    directory = (out_dir or results_dir()) / suite / safe
     with progress_bar() as progress:
         task = progress.add_task(f"suite {suite}", total=total)
         try:

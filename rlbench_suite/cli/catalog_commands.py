@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Annotated, Any, get_args
 
 import typer
@@ -12,6 +14,8 @@ from rlbench_suite.cli.common import (
     cards_or_all,
     console,
     fail,
+    number,
+    print_table,
     progress_bar,
     reference_how,
     report_broken_cards,
@@ -21,35 +25,84 @@ from rlbench_suite.core.cards import EnvCard, Family
 from rlbench_suite.core.catalog import card_paths, cards, closest_ids, select_cards
 from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
 
+FAMILY_ROW_MINIMUM = 10
+"""Cards of one generated family (an entry point, suites and an id pattern that differs only
+in its digits), this many or more, are one row unless --expand."""
+
 
 @app.command("list")
 def list_envs(
     family: Annotated[str | None, typer.Option(help="Only this family.")] = None,
     suite: Annotated[str | None, typer.Option(help="Only cards in this suite.")] = None,
     tag: Annotated[str | None, typer.Option(help="Only cards with this tag.")] = None,
+    expand: Annotated[
+        bool, typer.Option(help="One row per card, also for generated families.")
+    ] = False,
 ) -> None:
-    """Table of the catalog: id, family, API, metric and reference scores."""
+    """Table of the catalog: id, family, API, metric and reference scores.
+
+    Generated families (10 or more cards whose ids differ only in their digits, sharing an
+    entry point and suites, like the 144 matrix games) are one row unless --expand. Cells are
+    never cut: a narrow terminal leaves out family, API and suites; piped, nothing is.
+    """
     _check_filter("family", family, list(get_args(Family)))
     _check_filter("suite", suite, sorted({s for c in cards().values() for s in c.suites}))
     _check_filter("tag", tag, sorted({t for c in cards().values() for t in c.tags}))
     selected = select_cards(family, suite, tag)
-    table = Table(title=f"rlbench-suite catalog ({len(selected)} environments)")
-    table.add_column("id", no_wrap=True)
-    for column in ("family", "API", "metric", "random", "expert", "suites"):
-        table.add_column(column, overflow="fold")
-    for card in selected:
-        table.add_row(
-            card.id,
-            card.family,
-            card.api,
-            card.primary_metric,
-            score_text(card, "random"),
-            score_text(card, "expert"),
-            ", ".join(card.suites),
-        )
-    console.print(table)
+    groups = [[c] for c in selected] if expand else _families(selected)
+    rows = [_row(group) for group in groups]
+    print_table(
+        f"rlbench-suite catalog ({len(selected)} environments)",
+        ["id", "family", "API", "metric", "random", "expert", "suites"],
+        rows,
+        optional=("family", "API", "suites"),
+    )
+    summarized = sum(len(g) for g in groups if len(g) > 1)
+    if summarized:
+        console.print(f"({summarized} generated ids are summarized in one row per family; "
+                      "--expand lists them)")  # fmt: skip
     if report_broken_cards() or not selected:
         raise typer.Exit(1)
+
+
+def _families(selected: list[EnvCard]) -> list[list[EnvCard]]:
+    """The cards in order, generated families gathered into one group each."""
+    def key(card: EnvCard) -> tuple:
+        return card.entry_point, tuple(card.suites), re.sub(r"\d+", "#", card.name)
+
+    by_family: dict[tuple, list[EnvCard]] = {}
+    for card in selected:
+        by_family.setdefault(key(card), []).append(card)
+    groups, seen = [], set()
+    for card in selected:
+        members = by_family[key(card)]
+        if len(members) < FAMILY_ROW_MINIMUM:
+            groups.append([card])
+        elif key(card) not in seen:
+            seen.add(key(card))
+            groups.append(members)
+    return groups
+
+
+def _row(group: list[EnvCard]) -> tuple[str, ...]:
+    first = group[0]
+    if len(group) == 1:
+        return (first.id, first.family, first.api, first.primary_metric,
+                score_text(first, "random"), score_text(first, "expert"),
+                ", ".join(first.suites))  # fmt: skip
+
+    def span(kind: str) -> str:
+        values = [getattr(c.reference, kind).value for c in group if getattr(c.reference, kind)]
+        if not values:
+            return "-"
+        return f"{number(min(values))} to {number(max(values))}" + (
+            f" ({len(values)} of {len(group)})" if len(values) < len(group) else ""
+        )
+
+    common = os.path.commonprefix([first.id, group[-1].id])  # noqa: RUF071 (characters)
+    name = f"{first.id} ... {group[-1].id[len(common):]} ({len(group)})"
+    return (name, first.family, first.api, first.primary_metric, span("random"),
+            span("expert"), ", ".join(first.suites))  # fmt: skip
 
 
 def _check_filter(name: str, value: str | None, known: list[str]) -> None:
@@ -228,9 +281,9 @@ def refscores(
             table.add_row(
                 card.id,
                 card.primary_metric,
-                f"{score.value:.6g}",
-                f"{score.std:.3g}",
-                f"{score.seeds[0]}..{score.seeds[-1]}",
+                number(score.value, 6),
+                number(score.std, 3),
+                f"{first_seed}..{first_seed + episodes - 1}",
                 "yes" if write else "no",
             )
     console.print(table)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import os
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
 
 import rlbench_suite
 from rlbench_suite.core.cards import CardError, EnvCard, RefScore
@@ -20,13 +26,80 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console()
-errors = Console(stderr=True)
+PIPE_WIDTH = 10_000
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}")
+def make_console(stderr: bool = False) -> Console:
+    """A console at the terminal's width; written to a pipe or a file (and COLUMNS unset),
+    one wide enough that no line, table cell or number is ever wrapped."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty() or os.environ.get("COLUMNS"):
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, width=PIPE_WIDTH)
+
+
+console = make_console()
+errors = make_console(stderr=True)
+
+
+def one_line(error: BaseException | str) -> str:
+    """An error as one line: pydantic's multi-line reports (with their URLs) condensed to
+    ``field: message`` pairs, other messages' line breaks folded."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in error.errors()
+        )
+    return " ".join(str(error).split())
+
+
+def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
+    """Print ``error: <message>`` on stderr (one line) and return the Exit to raise."""
+    errors.print(Text.assemble(("error: ", "red"), one_line(message)), soft_wrap=True)
     return typer.Exit(code)
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A number at sensible precision: ``digits`` significant digits (whole numbers from
+    ``10**digits`` up, no exponent), floating-point dust (|x| < 1e-12) as 0, None as '-'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if abs(value) < 1e-12:
+        return "0"
+    if abs(value) >= 10**digits:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
+
+
+def print_table(
+    title: str, columns: list[str], rows: list[tuple[str, ...]], optional: tuple[str, ...] = ()
+) -> None:
+    """Print a table whose cells are never cut or wrapped.
+
+    Where the console is too narrow, the ``optional`` columns are left out (last named
+    first) and a note names them; piped output is never narrow (:func:`make_console`).
+    """
+    widths = {c: max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)}
+    shown = list(columns)
+    hidden: list[str] = []
+    for name in reversed(optional):
+        if sum(widths[c] + 3 for c in shown) + 1 <= console.width:
+            break
+        shown.remove(name)
+        hidden.insert(0, name)
+    table = Table(title=title)
+    for name in shown:
+        table.add_column(name, no_wrap=True, min_width=widths[name])
+    for row in rows:
+        table.add_row(*(cell for name, cell in zip(columns, row, strict=True) if name in shown))
+    console.print(table)
+    if hidden:
+        console.print(f"({', '.join(hidden)} left out at this width; widen the terminal or pipe "
+                      "the output to see them)")  # fmt: skip
+
+
+def interval(point: float, low: float, high: float, digits: int = 4) -> str:
+    """``point [low, high]`` with :func:`number`."""
+    return f"{number(point, digits)} [{number(low, digits)}, {number(high, digits)}]"
 
 
 def report_broken_cards() -> int:
@@ -105,4 +178,4 @@ def score_text(card: EnvCard, kind: str) -> str:
     ref = getattr(card.reference, kind)
     if ref is None:
         return "-"
-    return f"{ref.value:.4g}" + (f" ±{ref.std:.2g}" if ref.std is not None else "")
+    return number(ref.value) + (f" ±{number(ref.std, 2)}" if ref.std is not None else "")

@@ -9,13 +9,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from rlbench_suite.cli.common import app, console, fail, progress_bar
+from rlbench_suite.cli.common import app, console, fail, number, progress_bar
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError, get_card
 from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import BACKENDS
+from rlbench_suite.paths import results_dir
 from rlbench_suite.policies import POLICY_SPECS_TEXT
 
 results_app = typer.Typer(help="Read result files.", no_args_is_help=True)
@@ -26,22 +27,29 @@ def _parse_seeds(text: str | None) -> list[int] | None:
     """``"1,2,3"`` or ``"100-149"`` (inclusive) to a list of seeds."""
     if text is None:
         return None
+    accepted = "non-negative integers as 1,2,3 or an increasing range 100-149"
     seeds: list[int] = []
     try:
         for part in text.split(","):
             if "-" in part.strip()[1:]:
-                first, last = part.rsplit("-", 1)
-                seeds += range(int(first), int(last) + 1)
+                first, last = (int(x) for x in part.rsplit("-", 1))
+                if last < first:
+                    raise ValueError(f"the range {part.strip()} runs backwards")
+                seeds += range(first, last + 1)
             else:
                 seeds.append(int(part))
-    except ValueError:
-        raise fail(f"--seeds {text!r}: give integers as 1,2,3 or a range 100-149") from None
+    except ValueError as exc:
+        why = f" ({exc})" if "runs backwards" in str(exc) else ""
+        raise fail(f"--seeds {text!r}{why}: give {accepted}") from None
+    if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise fail(f"--seeds {text!r} has negative or repeated seeds: give {accepted}")
     return seeds
 
 
 def _default_out(card: EnvCard, policy: str, protocol_hash: str) -> Path:
+    """``<data dir>/results/<namespace>/<env name>/<policy>-<protocol hash>.json``."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)[:60]
-    return Path("rlbench-results") / card.name / f"{safe}-{protocol_hash[:12]}.json"
+    return results_dir() / card.namespace / card.name / f"{safe}-{protocol_hash[:12]}.json"
 
 
 def run_evaluation(
@@ -60,9 +68,9 @@ def run_evaluation(
                 on_episode=lambda _: progress.advance(task),
             )  # fmt: skip
         except (SeedOverlapError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
         except ValueError as exc:
-            raise fail(str(exc)) from None
+            raise fail(exc) from None
 
 
 @app.command("eval")
@@ -81,9 +89,11 @@ def eval_command(
     ),
     backend: Annotated[str, typer.Option(help="local or ray.")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster address.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Result JSON (default: rlbench-results/).")] = (
-        None
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Result JSON (default: under $RLBENCH_DATA_DIR or the user data "
+                     "dir, results/; the path is printed)."),
+    ] = None,
     resume: Annotated[bool, typer.Option(help="Continue an interrupted run (same --out).")] = False,
     reset_option: Annotated[
         list[str] | None,
@@ -105,7 +115,7 @@ def eval_command(
             reset_options=_parse_reset_options(reset_option or []),
         )  # fmt: skip
     except (UnknownEnvError, ValueError) as exc:
-        raise fail(str(exc)) from None
+        raise fail(exc) from None
     out = out or _default_out(card, policy, protocol.hash)
     result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
@@ -135,7 +145,8 @@ def show_result(result: Result) -> None:
     if result.normalized_score is not None:
         rows["normalized_score"] = result.normalized_score
     for name, est in rows.items():
-        table.add_row(name, f"{est.point:.4g}", f"[{est.low:.4g}, {est.high:.4g}]", est.method)
+        table.add_row(name, number(est.point), f"[{number(est.low)}, {number(est.high)}]",
+                      est.method)  # fmt: skip
     console.print(table)
     options = result.protocol.reset_options
     console.print(

@@ -99,10 +99,16 @@ def normalize_id(env_id: str) -> str:
 
 
 def closest_ids(env_id: str, known: list[str], n: int = 3) -> list[str]:
-    """The known ids closest to ``env_id`` (case-insensitive), best first."""
-    lowered = {k.lower(): k for k in known}
-    matches = difflib.get_close_matches(env_id.lower(), list(lowered), n=n, cutoff=0.5)
-    return [lowered[m] for m in matches]
+    """The known ids closest to ``env_id`` (case-insensitive, compared without the shared
+    ``namespace/`` prefix, which would make every id look alike), best first."""
+    def bare(text: str) -> str:
+        return text.lower().rsplit("/", 1)[-1]
+
+    lowered: dict[str, list[str]] = {}
+    for k in known:
+        lowered.setdefault(bare(k), []).append(k)
+    matches = difflib.get_close_matches(bare(env_id), list(lowered), n=n, cutoff=0.6)
+    return [k for m in matches for k in lowered[m]][:n]
 
 
 def get_card(

@@ -242,7 +242,10 @@ def wilson_interval(successes: float, trials: int, confidence: float = 0.95) -> 
     p, z2 = successes / trials, z * z / trials
     center = (p + z2 / 2) / (1 + z2)
     half = z / (1 + z2) * np.sqrt(p * (1 - p) / trials + z2 / (4 * trials))
-    return max(0.0, float(center - half)), min(1.0, float(center + half))
+    # at 0 and at `trials` successes a bound is exactly 0 or 1 (not floating-point dust)
+    low = 0.0 if successes == 0 else max(0.0, float(center - half))
+    high = 1.0 if successes == trials else min(1.0, float(center + half))
+    return low, high
 
 
 def _indicator(values: Any, name: str) -> np.ndarray:

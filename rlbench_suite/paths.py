@@ -1,0 +1,33 @@
+"""Where the suite writes by default: one data directory for results, runs and datasets.
+
+``RLBENCH_DATA_DIR`` if set, else the platform's user data directory for ``rlbench-suite``
+(``~/.local/share/rlbench-suite`` on Linux). Commands print every path they write, and each
+takes an explicit ``--out`` too; nothing is written into the current folder unasked.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV_VAR = "RLBENCH_DATA_DIR"
+
+
+def data_dir() -> Path:
+    """The suite's data directory (not created here)."""
+    override = os.environ.get(DATA_DIR_ENV_VAR)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("rlbench-suite"))
+
+
+def results_dir() -> Path:
+    """Default folder of ``rlbench eval`` results: ``<data dir>/results``."""
+    return data_dir() / "results"
+
+
+def runs_dir() -> Path:
+    """Default folder of training runs: ``<data dir>/runs``."""
+    return data_dir() / "runs"

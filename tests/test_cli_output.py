@@ -1,0 +1,95 @@
+"""The command line's output as a user sees it: piped, narrow, with bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import rlbench_suite
+from rlbench_suite.core.catalog import UnknownEnvError, select_cards
+from tests.conftest import run_cli
+
+
+def piped(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``rlbench ARGS | cat``: output to a pipe, with no COLUMNS set."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return subprocess.run([sys.executable, "-m", "rlbench_suite.cli", *args], capture_output=True,
+                          text=True, timeout=300, env={**clean, **(env or {})})  # fmt: skip
+
+
+def test_list_piped_keeps_every_row_on_one_line_and_summarizes_generated_families():
+    done = piped("list")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    matrix = [c for c in select_cards(family="multiagent") if "MatrixGame-g" in c.id]
+    assert len(matrix) == 144
+    rows = [line for line in lines if line.startswith("│")]
+    assert len(rows) == 211 - 144 + 1  # one row for the 144 generated matrix games
+    summary = [r for r in rows if "MatrixGame-g000-v0 ... 143-v0 (144)" in r]
+    assert len(summary) == 1 and "rlbench-matrix-games" in summary[0]
+    assert "144 generated ids are summarized" in done.stdout
+    for card in select_cards(family="classic"):  # each id with its numbers on its own line
+        (row,) = [r for r in rows if f" {card.id} " in r]
+        random = card.reference.random
+        assert f"{random.value:.4g}".lstrip("-")[:3] in row
+    expanded = piped("list", "--expand")
+    assert sum(line.startswith("│") for line in expanded.stdout.splitlines()) == 211
+
+
+def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_numbers():
+    done = run_cli("list", "--suite", "classic-control", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout and "left out at this width" in done.stdout
+    assert "-499.1 ±6.8" in done.stdout and "rlbench/MountainCarContinuous-v0" in done.stdout
+    assert all(len(line) <= 80 for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("seeds", "expected"),
+    [("5-2", "runs backwards"), ("1,x", "give non-negative integers"), ("3,3", "repeated")],
+)
+def test_bad_seeds_are_one_line_saying_what_is_accepted(seeds, expected):
+    done = run_cli("eval", "rlbench/CartPole-v1", "--policy", "random", "--seeds", seeds)
+    assert done.returncode == 2
+    assert expected in done.stderr and "increasing range 100-149" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "pydantic" not in done.stderr and "http" not in done.stderr
+
+
+def test_eval_writes_results_to_the_data_dir_not_the_current_folder(tmp_path):
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "rlbench_suite.cli", "eval", "rlbench/CartPole-v1", "--policy",
+         "random", "--episodes", "3", "--workers", "1"], cwd=work, capture_output=True,
+        text=True, timeout=300, env={**os.environ, "RLBENCH_DATA_DIR": str(data),
+                                     "COLUMNS": "300"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(work.iterdir()) == []
+    (written,) = (data / "results" / "rlbench" / "CartPole-v1").glob("random-*.json")
+    assert f"result written to {written}" in done.stdout
+    assert json.loads(written.read_text())["env_id"] == "rlbench/CartPole-v1"
+
+
+def test_success_rate_bounds_print_at_sensible_precision(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli("eval", "rlbench/CartPole-v1", "--policy", "random", "--episodes", "5",
+                   "--workers", "1", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (rate,) = [ln for ln in done.stdout.splitlines() if ln.startswith("│ success_rate")]
+    assert "[0, 0.4345]" in rate and "e-" not in rate
+
+
+def test_multiagent_typos_suggest_only_multiagent_ids():
+    with pytest.raises(UnknownEnvError) as info:
+        rlbench_suite.make_multiagent("rlbench/TicTacTo-v3")
+    message = str(info.value)
+    assert "Did you mean: rlbench/TicTacToe-v3?" in message
+    assert "CartPole" not in message and "Ant-v5" not in message
+    with pytest.raises(UnknownEnvError, match="unknown batched environment id"):
+        rlbench_suite.make_batched("rlbench/CoopNv-v0", num_games=2)
