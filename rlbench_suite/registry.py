@@ -24,7 +24,8 @@ from gymnasium.envs.registration import WrapperSpec, parse_env_id
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import cards, catalog_errors, get_card
 from rlbench_suite.core.protocol import canonical_hash
-from rlbench_suite.core.wrapper_names import wrapper_entry_point
+from rlbench_suite.core.wrapper_names import WRAPPERS, wrapper_entry_point
+from rlbench_suite.wrappers.base import apply_wrappers
 from rlbench_suite.wrappers.stats import set_reference_lookup
 
 MultiAgentApi = Literal["parallel", "aec"]
@@ -104,13 +105,41 @@ def _with_time_limit(card: EnvCard, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def make_wrapped(env_id: str, **kwargs: Any) -> gym.Env:
     """The entry point of a card with a native vector env: its single env, already wrapped."""
-    from gymnasium.envs.registration import load_env_creator
-
     card = get_card(env_id)
     env = load_entry_point(card.entry_point)(**_with_time_limit(card, kwargs))
-    for spec in wrapper_specs(card):
-        env = load_env_creator(spec.entry_point)(env=env, **spec.kwargs)
-    return env
+    return apply_wrappers(env, list(wrapper_specs(card)))
+
+
+BOOKKEEPING_WRAPPERS = ("Monitor", "RecordEpisodeStatistics")
+"""Wrappers that change no observation, action or reward (SB3's and Gymnasium's episode
+records): left out of a policy's recorded stack."""
+
+
+def added_wrappers(spec: gym.envs.registration.EnvSpec | None) -> list[dict[str, Any]]:
+    """The suite's wrappers applied on top of a card's registered stack in the env with this
+    ``spec`` (``env.spec``), innermost first, as ``{"name", "kwargs"}``: what a policy trained
+    on that env records, so the harness can rebuild its observations and actions.
+
+    Bookkeeping wrappers (:data:`BOOKKEEPING_WRAPPERS`) are left out; any other wrapper is
+    refused, since the harness rebuilds only the suite's versioned wrappers.
+    """
+    if spec is None:
+        raise ValueError("the env has no spec: make it with gym.make('<card id>')")
+    registered = [w.name for w in wrapper_specs(get_card(spec.id))]
+    applied = [w for w in spec.additional_wrappers if w.name not in BOOKKEEPING_WRAPPERS]
+    if [w.name for w in applied[: len(registered)]] != registered:
+        raise ValueError(
+            f"the env does not start with {spec.id}'s registered wrappers {registered}; make "
+            f"it with gym.make({spec.id!r}) and wrap that"
+        )
+    extra = applied[len(registered):]
+    unknown = [w.name for w in extra if w.name not in WRAPPERS]
+    if unknown:
+        raise ValueError(
+            f"wrappers {unknown} are not versioned wrappers of the suite, so the harness could "
+            f"not rebuild them; accepted: {', '.join(sorted(WRAPPERS))}"
+        )
+    return [{"name": w.name, "kwargs": dict(w.kwargs or {})} for w in extra]
 
 
 def make_wrapped_vector(num_envs: int, env_id: str, **kwargs: Any) -> gym.vector.VectorEnv:

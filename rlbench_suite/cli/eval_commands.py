@@ -27,7 +27,7 @@ def _parse_seeds(text: str | None) -> list[int] | None:
     """``"1,2,3"`` or ``"100-149"`` (inclusive) to a list of seeds."""
     if text is None:
         return None
-    accepted = "non-negative integers as 1,2,3 or an increasing range 100-149"
+    accepted = "integers >= 0 as 1,2,3 or an increasing range 100-149"
     seeds: list[int] = []
     try:
         for part in text.split(","):

@@ -24,13 +24,10 @@ class _EpisodeActor:
     def __init__(
         self, env_id: str, source: Any, deterministic: bool, reset_options: dict | None
     ) -> None:
-        import gymnasium as gym
-
         import rlbench_suite  # noqa: F401  (registers the ids in the actor's process)
-        from rlbench_suite.evaluation.workers import build_policy, single_threaded_torch
+        from rlbench_suite.evaluation.workers import prepare, single_threaded_torch
 
-        self.env = gym.make(env_id)
-        self.policy = build_policy(source, self.env, deterministic)
+        self.env, self.policy = prepare(env_id, source, deterministic)
         self.reset_options = reset_options
         single_threaded_torch()
 

@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import gymnasium as gym
-
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import as_card
 from rlbench_suite.core.protocol import EvalProtocol
@@ -31,7 +29,7 @@ from rlbench_suite.evaluation.workers import (
     EvaluationError,
     OnEpisode,
     PolicySource,
-    build_policy,
+    prepare,
     split_statically,
 )
 from rlbench_suite.policies import Policy
@@ -82,9 +80,9 @@ def evaluate(
     started = dt.datetime.now(dt.UTC)
     clock = time.perf_counter()
 
-    environment = gym.make(card.id)  # builds the policy, and plays the episodes if in-process
+    # builds the policy, and plays the episodes if in-process
+    environment, prepared = prepare(card.id, policy, protocol.deterministic)
     try:
-        prepared = build_policy(policy, environment, protocol.deterministic)
         identity = policy_identity(prepared, policy)
         protocol.check_disjoint(
             identity.get("train_seeds") or [], identity.get("tuning_seeds") or []

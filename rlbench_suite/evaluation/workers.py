@@ -19,6 +19,7 @@ import gymnasium as gym
 from rlbench_suite.core.result import EpisodeRecord
 from rlbench_suite.evaluation.episodes import play_episode
 from rlbench_suite.policies import Policy, as_policy
+from rlbench_suite.wrappers import apply_wrappers
 
 PolicySource = str | Policy | Callable[..., Any]
 OnEpisode = Callable[[EpisodeRecord], None]
@@ -35,6 +36,20 @@ def build_policy(source: PolicySource, env: gym.Env, deterministic: bool) -> Pol
 
         return make_policy(source, env=env, deterministic=deterministic)
     return as_policy(source)
+
+
+def prepare(env_id: str, source: PolicySource, deterministic: bool) -> tuple[gym.Env, Policy]:
+    """The environment ``gym.make(env_id)``, wrapped in the wrappers the policy was trained
+    through (recorded with its artifact), and the policy built on it."""
+    from rlbench_suite.policies.specs import declared_wrappers
+
+    env = gym.make(env_id)
+    try:
+        env = apply_wrappers(env, declared_wrappers(source))
+        return env, build_policy(source, env, deterministic)
+    except BaseException:
+        env.close()
+        raise
 
 
 def split_statically(pending: list[tuple[int, int]], workers: int) -> list[list[tuple[int, int]]]:
@@ -60,9 +75,8 @@ def run_episodes(
     reset_options: dict[str, Any] | None = None,
 ) -> None:
     """Play ``(index, seed)`` episodes in order in this process, reporting each."""
-    env = gym.make(env_id)
+    env, policy = prepare(env_id, source, deterministic)
     try:
-        policy = build_policy(source, env, deterministic)
         parent = mp.parent_process()
         if parent is not None:  # a worker: keep to one core
             single_threaded_torch()

@@ -18,8 +18,16 @@ An artifact ``PATH`` (``policy.zip``, ``policy.onnx``) may have a JSON file next
       "train_seeds": [0, 1, 2],          // seeds used to train (non-negative integers)
       "tuning_seeds": [100, 101],        // seeds used to tune hyperparameters
       "training_budget_steps": 100000,   // optional, environment steps of training
+      "wrappers": [                      // the suite's wrappers the policy was trained through,
+        {"name": "rlbench/AdmissibleActions-v0", "kwargs": {"max_actions": 32}},
+        {"name": "rlbench/HashedBagOfWords-v0", "kwargs": {}}
+      ],                                 // innermost first, on top of gym.make(env_id)
       "extra": {"notes": "anything JSON"}
     }
+
+The harness rebuilds ``wrappers`` on the card's environment before the policy acts, by their
+versioned names only (:data:`~rlbench_suite.core.wrapper_names.WRAPPERS`; a file can name no
+other code), and records them in the result's policy identity.
 
 Unknown keys are refused, so a misspelt key is an error rather than silently ignored.
 """
@@ -36,6 +44,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rlbench_suite.core.cards import WrapperRef
 from rlbench_suite.wrappers.masks import get_action_mask
 
 
@@ -78,6 +87,8 @@ class PolicyIdentity(BaseModel):
     train_seeds: list[int] = Field(default_factory=list)
     tuning_seeds: list[int] = Field(default_factory=list)
     training_budget_steps: int | None = None
+    wrappers: list[WrapperRef] = Field(default_factory=list)
+    """The suite's wrappers the policy acts through, innermost first (see the module doc)."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -93,6 +104,7 @@ class PolicyMetadata(BaseModel):
     train_seeds: list[Seed] = Field(default_factory=list)
     tuning_seeds: list[Seed] = Field(default_factory=list)
     training_budget_steps: Annotated[int, Field(strict=True, ge=0)] | None = None
+    wrappers: list[WrapperRef] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -129,6 +141,15 @@ def load_metadata(artifact: str | Path) -> PolicyMetadata | None:
         ) from None
 
 
+def write_metadata(artifact: str | Path, metadata: PolicyMetadata) -> Path:
+    """Write ``<artifact>.meta.json`` atomically (a temporary file renamed into place)."""
+    path = metadata_path(artifact)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(metadata.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes."""
     digest = hashlib.sha256()
@@ -150,6 +171,7 @@ def artifact_identity(
         train_seeds=list(meta.train_seeds),
         tuning_seeds=list(meta.tuning_seeds),
         training_budget_steps=meta.training_budget_steps,
+        wrappers=list(meta.wrappers),
         extra={**({"env_id": meta.env_id} if meta.env_id else {}), **extra, **meta.extra},
     )
 

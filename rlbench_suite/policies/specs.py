@@ -7,12 +7,14 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from rlbench_suite.core.cards import WrapperRef
 from rlbench_suite.policies.core import (
     POLICY_SCHEMES,
     POLICY_SPECS_TEXT,
     Policy,
     RandomPolicy,
     env_spaces,
+    load_metadata,
 )
 from rlbench_suite.policies.module import ModulePolicy
 from rlbench_suite.policies.onnx import OnnxPolicy
@@ -61,6 +63,46 @@ def resolve_baseline(name: str) -> Path:
     )
 
 
+def artifact_of(spec: str) -> Path | None:
+    """The file an ``sb3:``, ``onnx:`` or ``baseline:`` spec names (SB3's ``.zip`` added where
+    SB3 would add it); None for other specs. The file need not exist."""
+    scheme, sep, rest = spec.strip().partition(":")
+    if scheme not in ("sb3", "onnx", "baseline") or not sep:
+        return None
+    if not rest:
+        raise ValueError(
+            f"policy spec {spec!r} names no {'NAME' if scheme == 'baseline' else 'PATH'}"
+        )
+    if scheme == "baseline":
+        return resolve_baseline(rest)
+    path = Path(rest).expanduser()
+    zipped = path.with_name(path.name + ".zip")
+    return zipped if scheme == "sb3" and not path.is_file() and zipped.is_file() else path
+
+
+def _check_observation_shape(path: Path, expected: tuple, space: Any) -> None:
+    """A clear error when a model's input does not fit the environment it is to act in."""
+    given = tuple(space.shape or ())
+    if all(isinstance(n, int) for n in expected) and expected != given:
+        raise ValueError(
+            f"{path} expects observations of shape {expected} but the environment gives "
+            f"{given} ({space}). A model trained through the suite's wrappers must record them "
+            "in its sidecar: save it with rlbench_suite.baselines.artifacts.save_policy "
+            "(docs/evaluation.md, 'Policies trained through wrappers')"
+        )
+
+
+def declared_wrappers(source: Any) -> list[WrapperRef]:
+    """The wrappers a policy acts through: from the sidecar of a spec's artifact, or from a
+    policy object's identity; empty when none are recorded."""
+    if isinstance(source, str):
+        path = artifact_of(source)
+        metadata = load_metadata(path) if path is not None and path.is_file() else None
+        return list(metadata.wrappers) if metadata else []
+    identity = getattr(source, "identity", None)
+    return list(getattr(identity, "wrappers", None) or [])
+
+
 def make_policy(
     spec: str,
     env: Any = None,
@@ -89,23 +131,19 @@ def make_policy(
         _, action_space = env_spaces(env, agent)
         policy = RandomPolicy(copy.deepcopy(action_space), seed=seed)
     elif scheme in ("sb3", "onnx", "baseline") and sep:
-        if not rest:
-            raise ValueError(
-                f"policy spec {spec!r} names no {'NAME' if scheme == 'baseline' else 'PATH'}"
-            )
-        kind = scheme
-        path = Path(rest).expanduser() if scheme != "baseline" else resolve_baseline(rest)
-        if kind == "baseline":
-            kind = "sb3" if path.suffix == ".zip" else "onnx"
-        if kind == "sb3":
-            if not path.is_file() and not path.with_name(path.name + ".zip").is_file():
-                raise FileNotFoundError(f"policy file not found: {path} (from spec {spec!r})")
+        path = artifact_of(text)
+        assert path is not None
+        if not path.is_file():
+            raise FileNotFoundError(f"policy file not found: {path} (from spec {spec!r})")
+        if path.suffix == ".zip" if scheme == "baseline" else scheme == "sb3":
             policy = SB3Policy(path, deterministic=deterministic, algo=algo)
+            expected = tuple(policy.model.observation_space.shape or ())
         else:
-            if not path.is_file():
-                raise FileNotFoundError(f"policy file not found: {path} (from spec {spec!r})")
             space = env_spaces(env, agent)[1] if env is not None else None
             policy = OnnxPolicy(path, deterministic=deterministic, action_space=space)
+            expected = policy.obs_shape
+        if env is not None:
+            _check_observation_shape(path, expected, env_spaces(env, agent)[0])
         if scheme == "baseline":
             policy.identity = policy.identity.model_copy(update={"kind": "baseline", "name": rest})
     elif sep and rest:

@@ -11,7 +11,12 @@ per agent). ``rlbench_suite.wrappers.sb3.VectorEnvToSB3`` adapts a ``VectorEnv``
 """
 
 from rlbench_suite.wrappers.action import ActionMaskInInfo, RescaleActionToUnit
-from rlbench_suite.wrappers.base import WRAPPERS, register_wrapper, wrapper_entry_point
+from rlbench_suite.wrappers.base import (
+    WRAPPERS,
+    apply_wrappers,
+    register_wrapper,
+    wrapper_entry_point,
+)
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
 from rlbench_suite.wrappers.observation import FlattenDictObservation
 from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
@@ -32,6 +37,7 @@ __all__ = [
     "ParallelEnvToVectorEnv",
     "RescaleActionToUnit",
     "VectorEpisodeStatistics",
+    "apply_wrappers",
     "get_action_mask",
     "register_wrapper",
     "wrapper_entry_point",

@@ -8,7 +8,7 @@ A wrapper whose behaviour changes gets a new version; the old one stays importab
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -40,4 +40,25 @@ def register_wrapper(name: str):
     return decorate
 
 
-__all__ = ["WRAPPERS", "VersionedWrapper", "register_wrapper", "wrapper_entry_point"]
+def apply_wrappers(env: gym.Env, stack: list[Any]) -> gym.Env:
+    """Wrap ``env`` in ``stack``, innermost first: versioned names with their keyword
+    arguments (``{"name", "kwargs"}`` dicts, or objects with those attributes: a card's
+    ``WrapperRef`` or Gymnasium's ``WrapperSpec``), each built from the name's entry point in
+    :data:`WRAPPERS`, never from anything the caller names."""
+    from gymnasium.envs.registration import load_env_creator
+
+    for ref in stack:
+        name, kwargs = (ref["name"], ref.get("kwargs") or {}) if isinstance(ref, dict) else (
+            ref.name, ref.kwargs or {}
+        )  # fmt: skip
+        env = load_env_creator(wrapper_entry_point(name))(env=env, **kwargs)
+    return env
+
+
+__all__ = [
+    "WRAPPERS",
+    "VersionedWrapper",
+    "apply_wrappers",
+    "register_wrapper",
+    "wrapper_entry_point",
+]

@@ -1,0 +1,79 @@
+"""A trained policy carries the wrappers it was trained through; the harness rebuilds them."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+from rlbench_suite.core.result import load_result
+from rlbench_suite.evaluation import default_protocol, evaluate
+from rlbench_suite.policies import PolicyMetadataError, load_metadata
+from rlbench_suite.wrappers import AdmissibleActions, HashedBagOfWords
+from tests.conftest import run_cli
+
+pytest.importorskip("sb3_contrib")
+ENV_ID = "rlbench/TextAdventureEasy-v0"
+STACK = [
+    {"name": "rlbench/AdmissibleActions-v0", "kwargs": {"max_actions": 16}},
+    {"name": "rlbench/HashedBagOfWords-v0", "kwargs": {"dim": 256, "pairs": True}},
+]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A MaskablePPO trained briefly through the text wrappers, saved both ways."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from rlbench_suite.baselines.artifacts import save_policy
+
+    torch.set_num_threads(1)
+    env = HashedBagOfWords(AdmissibleActions(gym.make(ENV_ID), max_actions=16), dim=256)
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+    model.learn(256)
+    folder = tmp_path_factory.mktemp("policies")
+    zipped = save_policy(model, folder / "adventure.zip", env, train_seeds=[0],
+                         training_budget_steps=256)  # fmt: skip
+    onnx = save_policy(model, folder / "adventure.onnx", env, train_seeds=[0])
+    model.save(folder / "bare.zip")  # no sidecar: what a plain model.save leaves
+    return {"zip": zipped, "onnx": onnx, "bare": folder / "bare.zip"}
+
+
+def test_the_sidecar_records_the_stack(trained):
+    metadata = load_metadata(trained["zip"])
+    assert [w.model_dump() for w in metadata.wrappers] == STACK
+    assert metadata.env_id == ENV_ID and metadata.algo == "MaskablePPO"
+
+
+@pytest.mark.parametrize("kind", ["zip", "onnx"])
+def test_rlbench_eval_rebuilds_the_stack_and_records_it(trained, kind, tmp_path):
+    out = tmp_path / "result.json"
+    scheme = "sb3" if kind == "zip" else "onnx"
+    done = run_cli("eval", ENV_ID, "--policy", f"{scheme}:{trained[kind]}", "--episodes", "4",
+                   "--workers", "2", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = load_result(out)
+    assert result.policy["wrappers"] == STACK
+    in_process = evaluate(ENV_ID, f"{scheme}:{trained[kind]}",
+                          default_protocol(ENV_ID, episodes=4), workers=1)  # fmt: skip
+    assert in_process.returns == result.returns and in_process.lengths == result.lengths
+
+
+def test_a_model_saved_without_its_stack_gets_a_clear_error(trained):
+    done = run_cli("eval", ENV_ID, "--policy", f"sb3:{trained['bare']}", "--episodes", "2",
+                   "--workers", "1")  # fmt: skip
+    assert done.returncode == 2
+    assert "expects observations of shape (256,)" in done.stderr
+    assert "save_policy" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_sidecar_naming_an_unknown_wrapper_is_refused_without_importing_it(trained, tmp_path):
+    copy = tmp_path / "evil.zip"
+    copy.write_bytes(trained["zip"].read_bytes())
+    meta = json.loads(trained["zip"].with_name("adventure.zip.meta.json").read_text())
+    meta["wrappers"] = [{"name": "os:system", "kwargs": {"command": "touch /tmp/pwned"}}]
+    copy.with_name("evil.zip.meta.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyMetadataError, match="unknown wrapper 'os:system'; accepted:"):
+        load_metadata(copy)
