@@ -87,6 +87,27 @@ def test_an_interrupted_ppo_run_resumes_bit_identical(tmp_path):
     assert curve(whole.run_dir) == curve(resumed.run_dir)
 
 
+def test_an_env_whose_state_does_not_pickle_resumes_with_new_episodes(tmp_path):
+    # PettingZoo games (like Box2D and MuJoCo envs) are EzPickle: they pickle as their
+    # constructor arguments, so a checkpoint cannot hold their state
+    path = tmp_path / "maskable_ppo.yaml"
+    entry = {"source": {"origin": "defaults", "reference": "test"}, "n_timesteps": 512,
+             "n_envs": 2, "n_steps": 64, "batch_size": 64}  # fmt: skip
+    path.write_text(json.dumps({"rlbench/TicTacToe-v3": entry}))
+    settings = dict(env_id="rlbench/TicTacToe-v3", algo="maskable_ppo", hyperparams=path,
+                    checkpoint_every=128, eval_episodes=1, final_episodes=2,
+                    out=tmp_path)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**settings), callbacks=[_Interrupt(300)])
+    run_dir = tmp_path / "TicTacToe-v3" / "maskable_ppo" / "seed-0"
+    assert not list((run_dir / "checkpoints").glob("*/env.pkl"))
+    resumed = train(TrainConfig(**settings, resume=True))
+    assert resumed.run["status"] == "finished" and resumed.run["steps"] == 512
+    assert resumed.run["resumes"][0] == {**resumed.run["resumes"][0], "step": 256,
+                                         "env_restored": False}  # fmt: skip
+    assert resumed.run["resume_exact"] is False
+
+
 def test_resume_refuses_other_settings_and_says_which(tmp_path):
     settings = dict(env_id=CARTPOLE, algo="ppo", budget=512, checkpoint_every=256,
                     eval_episodes=1, out=tmp_path)  # fmt: skip

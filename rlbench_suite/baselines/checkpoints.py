@@ -6,8 +6,9 @@ A checkpoint is a folder ``checkpoints/step-<N>/`` (``N``: environment steps don
   schedules, the last observation and episode starts, the episode-info buffer;
 - ``replay_buffer.pkl``: the replay buffer (off-policy algorithms only);
 - ``env.pkl``: the training ``VecEnv`` pickled with cloudpickle (each environment's state and
-  ``np_random``, and ``VecNormalize``'s statistics where used); absent where the environment
-  does not pickle, and then the resumed run starts fresh episodes (not bit-identical);
+  ``np_random``, and ``VecNormalize``'s statistics where used); absent where the environment's
+  state does not survive pickling (:func:`_pickle_env`), and then the resumed run starts new
+  episodes, reset with the run's training seeds (it goes on, but not bit-identically);
 - ``rng.pkl``: the Python, NumPy and torch generators' states and the model's action space
   RNG (off-policy warm-up samples it);
 - ``state.json``: the step count, the wall time so far, and the trainer's own state
@@ -96,8 +97,6 @@ def set_rng_states(model: Any, states: dict[str, Any]) -> None:
 
 def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> Path:
     """Write a checkpoint of ``model`` at its current step; return its folder."""
-    import cloudpickle
-
     folder = checkpoint_dir(run_dir)
     final = folder / f"step-{model.num_timesteps}"
     tmp = folder / f".tmp-step-{model.num_timesteps}"
@@ -106,12 +105,7 @@ def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> Path:
     model.save(tmp / "model.zip")
     if getattr(model, "replay_buffer", None) is not None:
         model.save_replay_buffer(tmp / "replay_buffer.pkl")
-    env_pickled = True
-    try:
-        (tmp / "env.pkl").write_bytes(cloudpickle.dumps(_env_state(model.get_env())))
-    except Exception:  # an env holding a simulator handle, a lock, ...: resume resets it
-        (tmp / "env.pkl").unlink(missing_ok=True)
-        env_pickled = False
+    env_pickled = _pickle_env(model.get_env(), tmp / "env.pkl")
     with open(tmp / "rng.pkl", "wb") as f:
         pickle.dump(rng_states(model), f)
     state = {**state, "step": int(model.num_timesteps), "env_pickled": env_pickled}
@@ -146,13 +140,47 @@ def restore_checkpoint(
     model = algo_class.load(
         checkpoint / "model.zip", env=env, device=device, force_reset=not env_file.is_file()
     )
-    _forget_pending_seeds(model.get_env())  # load() seeds the env again for its next reset
+    if env_file.is_file():  # load() seeded the env for a next reset that will not come
+        _forget_pending_seeds(model.get_env())
+    # else the new env is reset with the run's training seeds again (seed .. seed + n - 1)
     if (checkpoint / "replay_buffer.pkl").is_file():
         model.load_replay_buffer(checkpoint / "replay_buffer.pkl")
     with open(checkpoint / "rng.pkl", "rb") as f:
         rngs = pickle.load(f)
     set_rng_states(model, rngs)
     return model, state, rngs
+
+
+def _pickle_env(env: Any, path: Path) -> bool:
+    """Write the env's state to ``path``; False (and no file) where it would not survive.
+
+    Besides envs that do not pickle at all (simulator handles, locks), Gymnasium's
+    ``EzPickle`` envs (Box2D, MuJoCo, PettingZoo games) pickle as their constructor
+    arguments only and come back as new, un-reset envs: those are not written either.
+    """
+    import io
+
+    import cloudpickle
+    from gymnasium.utils import EzPickle
+
+    class Pickler(cloudpickle.Pickler):
+        lossy: list[str] = []
+
+        def reducer_override(self, obj: Any) -> Any:
+            if isinstance(obj, EzPickle):
+                self.lossy.append(type(obj).__name__)
+            return super().reducer_override(obj)
+
+    buffer = io.BytesIO()
+    pickler = Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        pickler.dump(_env_state(env))
+    except Exception:
+        return False
+    if pickler.lossy:
+        return False
+    path.write_bytes(buffer.getvalue())
+    return True
 
 
 def _env_state(env: Any) -> dict[str, Any]:
