@@ -297,3 +297,13 @@ def test_committed_trained_policies_resolve_by_a_readable_name(tmp_path, monkeyp
         ValueError, match="available: CartPole-v1/ppo/seed-1, CartPole-v1/ppo/seed-3"
     ):
         resolve_baseline("CartPole-v1/dqn")
+
+
+def test_hyperparameters_the_algorithm_refuses_leave_no_folder(tmp_path):
+    path = tmp_path / "ppo.yaml"
+    entry = {"source": {"origin": "defaults", "reference": "test"}, "n_timesteps": 256,
+             "policy": "NoSuchPolicy"}  # fmt: skip
+    path.write_text(json.dumps({CARTPOLE: entry}))
+    with pytest.raises(TrainError, match=r"PPO refused the hyperparameters for rlbench/CartPole"):
+        train(TrainConfig(CARTPOLE, "ppo", hyperparams=path, out=tmp_path / "runs"))
+    assert not (tmp_path / "runs").exists()

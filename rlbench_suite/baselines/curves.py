@@ -117,6 +117,11 @@ def read_curve(path: Path) -> list[dict[str, float]]:
 def truncate_curve(path: Path, last_step: int) -> None:
     """Drop the rows after ``last_step`` (work after the checkpoint a run resumes from)."""
     rows = [r for r in read_curve(path) if r["step"] <= last_step]
-    path.unlink(missing_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
     for row in rows:
-        append_row(path, {**row, "step": int(row["step"]), "episodes": int(row["episodes"])})
+        append_row(tmp, {**row, "step": int(row["step"]), "episodes": int(row["episodes"])})
+    if rows:
+        tmp.replace(path)
+    else:
+        path.unlink(missing_ok=True)

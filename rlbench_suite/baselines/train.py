@@ -193,7 +193,7 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """What differs between the recorded run and this one (for refusing a resume)."""
     diffs = []
-    for key in ("env_id", "algo", "seed", "budget"):
+    for key in ("env_id", "algo", "seed", "budget", "eval_every", "eval_episodes"):
         if recorded.get(key) != now[key]:
             diffs.append(f"{key}: recorded {recorded.get(key)!r}, now {now[key]!r}")
     old, new = recorded.get("hyperparams", {}), now["hyperparams"]
@@ -285,7 +285,7 @@ class _Run:
             "resume_exact": True,
             "versions": versions(),
             "command": sys.argv,
-            "files": {},
+            "files": [],
         }
 
     def save_record(self, **update: Any) -> None:
@@ -307,9 +307,10 @@ class _Run:
                     f"{self.dir} already holds a run; pass --resume to continue it, or choose "
                     "another --out or --seed"
                 )
+            model = self.new_model()  # refused hyperparameters leave no folder behind
             self.dir.mkdir(parents=True, exist_ok=True)
             self.record = fresh
-            return self.new_model()
+            return model
         if not record_file.is_file():
             raise TrainError(f"nothing to resume: no {RUN_FILE} in {self.dir}")
         self.record = json.loads(record_file.read_text(encoding="utf-8"))
@@ -347,6 +348,12 @@ class _Run:
     def new_model(self) -> Any:
         env = make_training_env(self.card, self.params)
         check_action_space(self.algo, self.card.id, env.action_space)
+        if not isinstance(env.observation_space, gym.spaces.Box | gym.spaces.Discrete):
+            env.close()
+            raise TrainError(
+                f"{self.card.id}'s observation space {env.observation_space} cannot be exported "
+                "to the suite's ONNX convention (Box or Discrete observations only, for now)"
+            )
         try:
             return self.algo.load_class()(
                 self.params.entry.policy,

@@ -75,6 +75,7 @@ class _Display:
                 f"elapsed {p.elapsed_s:.0f}s  ETA {eta}",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
 
 
@@ -154,6 +155,7 @@ def train_command(
         f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s; final evaluation "
         f"({score.get('episodes')} episodes): mean return {mean:.4g}"
         if mean is not None
-        else f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s"
+        else f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s",
+        soft_wrap=True,
     )
-    console.print(f"run folder: {report.run_dir}")
+    console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)
