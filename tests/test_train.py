@@ -64,19 +64,45 @@ def _params(algo: str, run_dir: Path) -> dict[str, torch.Tensor]:
 # ------------------------------------------------------------------------------ resume
 
 
-def test_an_interrupted_ppo_run_resumes_bit_identical(tmp_path):
-    settings = dict(env_id=CARTPOLE, algo="ppo", budget=2048, eval_every=512,
-                    checkpoint_every=256, eval_episodes=2, final_episodes=2)  # fmt: skip
+_OFF_POLICY = {"learning_starts": 50, "buffer_size": 1000, "policy_kwargs": {"net_arch": [32]}}
+_RESUME = {  # env, algo, hyperparameters (None: the committed ones), budget, Ctrl-C at, every
+    "ppo-cartpole": (CARTPOLE, "ppo", None, 2048, 1300, 256),
+    "dqn": (CARTPOLE, "dqn", {**_OFF_POLICY, "train_freq": 16, "gradient_steps": 4,
+                              "target_update_interval": 50}, 600, 350, 100),
+    "td3-ou-noise": ("rlbench/Pendulum-v1", "td3", {**_OFF_POLICY, "noise_std": 0.3,
+                     "noise_type": "ornstein-uhlenbeck"}, 300, 170, 50),
+    "sac-gsde": ("rlbench/Pendulum-v1", "sac", {**_OFF_POLICY, "use_sde": True, "train_freq": 8,
+                 "gradient_steps": 8}, 300, 170, 50),
+    "ppo-normalize-gsde": ("rlbench/Pendulum-v1", "ppo", {"normalize": True, "use_sde": True,
+                           "n_envs": 2, "n_steps": 64, "batch_size": 64}, 768, 400, 128),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(_RESUME))
+def test_an_interrupted_run_resumes_bit_identical(tmp_path, case):
+    env_id, algo, entry, budget, stop, every = _RESUME[case]
+    hyperparams = None
+    if entry is not None:
+        hyperparams = tmp_path / f"{algo}.yaml"
+        source = {"origin": "defaults", "reference": "test"}
+        hyperparams.write_text(json.dumps({env_id: {"source": source, "n_timesteps": budget,
+                                                    **entry}}))  # fmt: skip
+    settings = dict(env_id=env_id, algo=algo, budget=budget, eval_every=2 * every,
+                    checkpoint_every=every, eval_episodes=1, final_episodes=2,
+                    hyperparams=hyperparams)  # fmt: skip
     whole = train(TrainConfig(**settings, out=tmp_path / "whole"))
     with pytest.raises(KeyboardInterrupt):
-        train(TrainConfig(**settings, out=tmp_path / "cut"), callbacks=[_Interrupt(1300)])
-    run_dir = tmp_path / "cut" / "CartPole-v1" / "ppo" / "seed-0"
+        train(TrainConfig(**settings, out=tmp_path / "cut"), callbacks=[_Interrupt(stop)])
+    run_dir = tmp_path / "cut" / whole.run_dir.relative_to(tmp_path / "whole")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
     resumed = train(TrainConfig(**settings, out=tmp_path / "cut", resume=True))
 
-    assert resumed.run["resumes"][0]["step"] == 1280  # the last rollout boundary before 1300
+    resumed_at = resumed.run["resumes"][0]["step"]
+    assert stop - every < resumed_at <= stop  # the last checkpoint before the interruption
+    if case == "ppo-cartpole":
+        assert resumed_at == 1280  # rollouts of 8 envs x 32 steps
     assert resumed.run["resume_exact"] and resumed.run["status"] == "finished"
-    a, b = _params("ppo", whole.run_dir), _params("ppo", resumed.run_dir)
+    a, b = _params(algo, whole.run_dir), _params(algo, resumed.run_dir)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a), "resumed parameters differ"
 

@@ -31,7 +31,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rlbench_suite.baselines.algorithms import Algorithm
-from rlbench_suite.catalog import normalize_id
 from rlbench_suite.resources import content_dir
 
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
@@ -108,6 +107,12 @@ class Hyperparams:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+def env_key(env_id: str) -> str:
+    """``CartPole-v1`` and ``rlbench/CartPole-v1`` name the same entry."""
+    env_id = str(env_id).strip()
+    return env_id if env_id.startswith("rlbench/") else f"rlbench/{env_id}"
+
+
 def hyperparams_dir() -> Path:
     """``baselines/hyperparams`` in the checkout or the installed wheel."""
     return content_dir("baselines") / "hyperparams"
@@ -129,14 +134,14 @@ def read_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise HyperparamsError(f"{path}: expected a mapping of env id -> hyperparameters")
-    return {normalize_id(str(key)): value for key, value in data.items()}
+    return {env_key(key): value for key, value in data.items()}
 
 
 def load_hyperparams(algo: Algorithm, env_id: str, path: str | Path | None = None) -> Hyperparams:
     """The validated entry for ``env_id`` in ``path`` (default: the suite's ``<algo>.yaml``)."""
     file = Path(path) if path is not None else hyperparams_file(algo)
     entries = read_file(file)
-    env_id = normalize_id(env_id)
+    env_id = env_key(env_id)
     if env_id not in entries:
         known = ", ".join(sorted(entries)) or "none"
         raise HyperparamsError(

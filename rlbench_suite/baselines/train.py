@@ -34,6 +34,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from rlbench_suite import EnvCard, UnknownEnvError, get_card
 from rlbench_suite.baselines import checkpoints, curves
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
 from rlbench_suite.baselines.hyperparams import (
@@ -44,7 +45,6 @@ from rlbench_suite.baselines.hyperparams import (
     read_file,
     sb3_kwargs,
 )
-from rlbench_suite.catalog import EnvCard, UnknownEnvError, get_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
 
 RUN_FILE = "run.json"

@@ -115,10 +115,10 @@ def train_command(
 
     The run folder is OUT/<env-name>/<algo>/seed-<S>/ (docs/baselines.md).
     """
+    from rlbench_suite import UnknownEnvError
     from rlbench_suite.baselines.algorithms import UnknownAlgorithmError
     from rlbench_suite.baselines.hyperparams import HyperparamsError
     from rlbench_suite.baselines.train import TrainConfig, TrainError, train
-    from rlbench_suite.catalog import UnknownEnvError
 
     config = TrainConfig(
         env_id=env_id,
