@@ -135,8 +135,14 @@ def _onnx_session(path: Path) -> Any:
         raise ValueError(f"{path} is not a loadable ONNX model: {exc}") from None
 
 
-def export_sb3_to_onnx(model: Any, path: str | Path, *, opset: int = 17) -> Path:
+def export_sb3_to_onnx(
+    model: Any, path: str | Path, *, opset: int = 17, obs_normalization: Any = None
+) -> Path:
     """Write an SB3 model's deterministic policy to ``path`` in the suite's ONNX convention.
+
+    ``obs_normalization``, a ``VecNormalize`` (or anything with ``obs_rms``, ``epsilon`` and
+    ``clip_obs``) the model was trained behind, is put into the graph, which then takes the
+    raw observations: ``clip((obs - mean) / sqrt(var + epsilon), -clip_obs, clip_obs)``.
 
     Supported: PPO, A2C, TRPO, MaskablePPO (``logits`` for ``Discrete`` actions, the clipped
     or rescaled Gaussian mean as ``action`` for ``Box``), DQN, QRDQN (the greedy ``action``), SAC,
@@ -147,6 +153,8 @@ def export_sb3_to_onnx(model: Any, path: str | Path, *, opset: int = 17) -> Path
     import torch
 
     head, output = _onnx_head(model)
+    if obs_normalization is not None:
+        head = _normalized(head, obs_normalization)
     space = model.observation_space
     if not isinstance(space, gym.spaces.Box | gym.spaces.Discrete):
         raise NotImplementedError(
@@ -223,6 +231,17 @@ def _onnx_head(model: Any) -> tuple[Any, str]:
         f"ONNX export of {algo} is not supported; supported: PPO, A2C, TRPO, MaskablePPO, "
         "DQN, QRDQN, SAC, TQC, CrossQ, TD3, DDPG"
     )
+
+
+def _normalized(head: Any, normalizer: Any) -> Any:
+    """``head`` behind VecNormalize's observation normalization (its current statistics)."""
+    import torch
+
+    mean = torch.as_tensor(normalizer.obs_rms.mean, dtype=torch.float32)
+    std = torch.sqrt(torch.as_tensor(normalizer.obs_rms.var, dtype=torch.float32)
+                     + normalizer.epsilon)  # fmt: skip
+    clip = float(normalizer.clip_obs)
+    return _head(head, lambda obs: head(torch.clamp((obs - mean) / std, -clip, clip)))
 
 
 def _head_module() -> type:

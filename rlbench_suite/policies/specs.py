@@ -22,16 +22,20 @@ from rlbench_suite.policies.sb3 import SB3Policy
 from rlbench_suite.resources import content_dir
 
 BASELINE_FILES = ("policy.onnx", "policy.zip")
+TRAINED = "policies"
+"""Trained baselines live in ``baselines/policies/<env-name>/<algo>/seed-<S>/`` (as
+``rlbench train`` writes a run) and are named ``<env-name>/<algo>/seed-<S>``."""
 
 
 def available_baselines() -> list[str]:
-    """Names ``NAME`` of the baselines ``baselines/NAME/policy.{onnx,zip}`` in the content."""
+    """Names of the baselines in the content: ``NAME`` for ``baselines/NAME/policy.{onnx,zip}``,
+    ``<env-name>/<algo>/seed-<S>`` for the trained ones under ``baselines/policies/``."""
     try:
         root = content_dir("baselines")
     except FileNotFoundError:
         return []
     found = {
-        p.parent.relative_to(root).as_posix()
+        p.parent.relative_to(root).as_posix().removeprefix(f"{TRAINED}/")
         for name in BASELINE_FILES
         for p in root.rglob(name)
         if p.is_file() and p.parent != root
@@ -39,22 +43,36 @@ def available_baselines() -> list[str]:
     return sorted(found)
 
 
+def _baseline_folders(root: Path, name: str) -> list[Path]:
+    """Where baseline ``name`` may be: ``root/name``, the trained ``root/policies/name``, and
+    for ``<env-name>/<algo>`` its seeds' folders, lowest seed first."""
+    trained = root / TRAINED / name
+    seeds = sorted(
+        (p for p in trained.glob("seed-*") if p.name.removeprefix("seed-").isdigit()),
+        key=lambda p: int(p.name.removeprefix("seed-")),
+    )
+    return [root / name, trained, *seeds]
+
+
 def resolve_baseline(name: str) -> Path:
     """The artifact of baseline ``name``: ``baselines/<name>/policy.onnx``, else ``policy.zip``.
 
-    ``name`` may have ``/`` (``ppo/CartPole-v1``). The ONNX file is preferred: it runs
+    ``name`` may have ``/`` (``ppo/CartPole-v1``). Trained baselines are
+    ``<env-name>/<algo>/seed-<S>`` (``baselines/policies/<env-name>/<algo>/seed-<S>/``), or
+    ``<env-name>/<algo>`` for the lowest seed there. The ONNX file is preferred: it runs
     without executing code. Its sidecar is ``policy.onnx.meta.json`` (or ``.zip.meta.json``).
     """
     parts = Path(name).parts
     if not name or Path(name).is_absolute() or ".." in parts:
         raise ValueError(f"invalid baseline name {name!r}: expected a relative name like 'ppo-x'")
     try:
-        folder = content_dir("baselines") / name
+        folders = _baseline_folders(content_dir("baselines"), name)
     except FileNotFoundError:
-        folder = None
-    for file in BASELINE_FILES:
-        if folder is not None and (folder / file).is_file():
-            return folder / file
+        folders = []
+    for folder in folders:
+        for file in BASELINE_FILES:
+            if (folder / file).is_file():
+                return folder / file
     known = available_baselines()
     close = difflib.get_close_matches(name, known, n=3)
     raise ValueError(

@@ -1,0 +1,107 @@
+"""The algorithms ``rlbench train --algo`` accepts: name -> SB3 class, and what each can train.
+
+One registry, :data:`ALGORITHMS`, keyed by the lower-case names used on the command line
+and as the file names of ``baselines/hyperparams/<algo>.yaml``. The SB3 packages are
+imported only when a class is asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import inspect
+from typing import Any
+
+from gymnasium import spaces
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+    """One trainable algorithm: where its class lives and which action spaces it handles."""
+
+    name: str
+    """The command-line name (``ppo``), also the hyperparameter file's stem."""
+    package: str
+    """``stable_baselines3`` or ``sb3_contrib``."""
+    class_name: str
+    on_policy: bool
+    action_spaces: tuple[type[spaces.Space], ...]
+    masked: bool = False
+    """Whether it takes ``action_masks()`` (sb3-contrib's MaskablePPO)."""
+
+    def load_class(self) -> type:
+        """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
+        try:
+            module = importlib.import_module(self.package)
+        except ImportError as exc:
+            extra = "sb3-contrib" if self.package == "sb3_contrib" else "stable-baselines3"
+            raise ImportError(
+                f"--algo {self.name} needs {extra}: pip install 'rlbench-suite[baselines]'"
+            ) from exc
+        return getattr(module, self.class_name)
+
+    def accepted_kwargs(self) -> list[str]:
+        """Constructor arguments a hyperparameter entry may set (those the trainer sets aside)."""
+        reserved = {"self", "policy", "env", "seed", "device", "verbose", "_init_setup_model"}
+        reserved |= {"tensorboard_log", "policy_kwargs"}
+        parameters = inspect.signature(self.load_class().__init__).parameters
+        return sorted(
+            name
+            for name, p in parameters.items()
+            if name not in reserved and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+
+    def supports(self, action_space: spaces.Space) -> bool:
+        return isinstance(action_space, self.action_spaces)
+
+
+_ANY = (spaces.Discrete, spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)
+
+ALGORITHMS: dict[str, Algorithm] = {
+    a.name: a
+    for a in (
+        Algorithm("ppo", "stable_baselines3", "PPO", True, _ANY),
+        Algorithm("a2c", "stable_baselines3", "A2C", True, _ANY),
+        Algorithm("dqn", "stable_baselines3", "DQN", False, (spaces.Discrete,)),
+        Algorithm("sac", "stable_baselines3", "SAC", False, (spaces.Box,)),
+        Algorithm("td3", "stable_baselines3", "TD3", False, (spaces.Box,)),
+        Algorithm(
+            "maskable_ppo",
+            "sb3_contrib",
+            "MaskablePPO",
+            True,
+            (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary),
+            masked=True,
+        ),
+    )
+}
+"""Every algorithm ``rlbench train`` accepts, by command-line name."""
+
+
+class UnknownAlgorithmError(ValueError):
+    """An ``--algo`` name not in :data:`ALGORITHMS`."""
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """The algorithm called ``name`` (case-insensitive, ``-`` as ``_``); a clear error if none."""
+    key = name.strip().lower().replace("-", "_")
+    if key in ALGORITHMS:
+        return ALGORITHMS[key]
+    close = difflib.get_close_matches(key, list(ALGORITHMS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise UnknownAlgorithmError(
+        f"unknown algorithm {name!r}; accepted: {', '.join(ALGORITHMS)}{hint}"
+    )
+
+
+def check_action_space(algo: Algorithm, env_id: str, action_space: Any) -> None:
+    """Refuse an algorithm that cannot act in ``action_space``, naming those that can."""
+    if algo.supports(action_space):
+        return
+    able = [a.name for a in ALGORITHMS.values() if a.supports(action_space)]
+    raise ValueError(
+        f"--algo {algo.name} cannot train on {env_id}: its action space {action_space} is not "
+        f"one of {', '.join(s.__name__ for s in algo.action_spaces)}; "
+        f"algorithms for it: {', '.join(able) or 'none'}"
+    )

@@ -1,0 +1,161 @@
+"""``rlbench train ID --algo ALGO``: train a reference baseline (rlbench_suite.baselines.train)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from rlbench_suite.cli.common import app, console, errors
+
+
+class _Display:
+    """Steps, steps/s, the last curve point and the ETA: a rich bar on a terminal, else a
+    plain line per curve point (and at most one every 30 s between them)."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.bar: Progress | None = None
+        self.task = None
+        self.last_line = 0.0
+        self.last_eval_step: int | None = None
+
+    def __enter__(self) -> _Display:
+        if console.is_terminal:
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[speed]}"),
+                TextColumn("{task.fields[evaluation]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            self.bar.__enter__()
+            self.task = self.bar.add_task(self.title, total=None, speed="", evaluation="")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, p) -> None:  # a TrainProgress
+        evaluation = ""
+        if p.last_eval is not None:
+            evaluation = f"eval@{p.last_eval['step']}: {p.last_eval['mean_return']:.4g}"
+        speed = f"{p.steps_per_s:,.0f} steps/s"
+        if self.bar is not None:
+            self.bar.update(
+                self.task,
+                total=p.budget,
+                completed=min(p.step, p.budget),
+                speed=speed,
+                evaluation=evaluation,
+            )
+            return
+        new_eval = p.last_eval is not None and p.last_eval["step"] != self.last_eval_step
+        if new_eval or time.monotonic() - self.last_line > 30:
+            self.last_line = time.monotonic()
+            self.last_eval_step = p.last_eval["step"] if p.last_eval else None
+            eta = f"{max(p.budget - p.step, 0) / p.steps_per_s:.0f}s" if p.steps_per_s else "?"
+            console.print(
+                f"{self.title}: step {p.step}/{p.budget}  {speed}  {evaluation}  "
+                f"elapsed {p.elapsed_s:.0f}s  ETA {eta}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+@app.command("train")
+def train_command(
+    env_id: Annotated[str, typer.Argument(help="The environment id, e.g. rlbench/CartPole-v1.")],
+    algo: Annotated[str, typer.Option(help="ppo, a2c, dqn, sac, td3 or maskable_ppo.")],
+    seed: Annotated[int, typer.Option(help="Training seed (0-9999).")] = 0,
+    budget: Annotated[
+        int | None, typer.Option(min=1, help="Environment steps (default: n_timesteps).")
+    ] = None,
+    hyperparams: Annotated[
+        Path | None,
+        typer.Option(help="YAML file, same shape as baselines/hyperparams/<algo>.yaml."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Runs folder (default: $RLBENCH_RUNS_DIR or the user data dir)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue the run in that folder from its last checkpoint.")
+    ] = False,
+    device: Annotated[str, typer.Option(help="torch device: cpu, cuda or auto.")] = "cpu",
+    eval_every: Annotated[
+        int | None, typer.Option(min=1, help="Steps between curve points (default: budget/20).")
+    ] = None,
+    eval_episodes: Annotated[int, typer.Option(min=1, help="Episodes per curve point.")] = 5,
+    checkpoint_every: Annotated[
+        int | None, typer.Option(min=1, help="Steps between checkpoints (default: eval-every).")
+    ] = None,
+    final_episodes: Annotated[
+        int | None, typer.Option(min=1, help="Final evaluation episodes (default: card's).")
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Final evaluation workers.")] = 1,
+) -> None:
+    """Train a baseline; checkpoint, write the learning curve, export ONNX and score it.
+
+    The run folder is OUT/<env-name>/<algo>/seed-<S>/ (docs/baselines.md).
+    """
+    from rlbench_suite import UnknownEnvError
+    from rlbench_suite.baselines.algorithms import UnknownAlgorithmError
+    from rlbench_suite.baselines.hyperparams import HyperparamsError
+    from rlbench_suite.baselines.train import TrainConfig, TrainError, train
+
+    config = TrainConfig(
+        env_id=env_id,
+        algo=algo,
+        seed=seed,
+        budget=budget,
+        hyperparams=hyperparams,
+        out=out,
+        resume=resume,
+        device=device,
+        eval_every=eval_every,
+        eval_episodes=eval_episodes,
+        checkpoint_every=checkpoint_every,
+        final_episodes=final_episodes,
+        workers=workers,
+    )
+    try:
+        with _Display(f"{env_id} {algo} seed {seed}") as display:
+            report = train(config, on_progress=display)
+    except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError) as e:
+        # one line, unwrapped, so it can be grepped and read in logs
+        errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        errors.print(
+            "[yellow]interrupted[/yellow]; continue from the last checkpoint with the same "
+            "command and --resume"
+        )
+        raise typer.Exit(130) from None
+    run = report.run
+    score = run.get("final_score", {})
+    mean = score.get("aggregates", {}).get("return_mean")
+    console.print(
+        f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s; final evaluation "
+        f"({score.get('episodes')} episodes): mean return {mean:.4g}"
+        if mean is not None
+        else f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s",
+        soft_wrap=True,
+    )
+    console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)

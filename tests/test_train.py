@@ -1,0 +1,335 @@
+"""``rlbench train``: resume, seeds, hyperparameter files, errors, the run folder, ONNX parity."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("onnxruntime")
+
+import torch
+from stable_baselines3.common.callbacks import BaseCallback
+from typer.testing import CliRunner
+
+import rlbench_suite
+from rlbench_suite.baselines.algorithms import ALGORITHMS, get_algorithm
+from rlbench_suite.baselines.hyperparams import (
+    HyperparamsError,
+    hyperparams_file,
+    load_hyperparams,
+    read_file,
+)
+from rlbench_suite.baselines.train import (
+    SeedOverlapError,
+    TrainConfig,
+    TrainError,
+    train,
+)
+from rlbench_suite.cli import app
+from rlbench_suite.evaluation import load_result
+from rlbench_suite.policies import OnnxPolicy
+from rlbench_suite.policies.specs import (
+    available_baselines,
+    make_policy,
+    resolve_baseline,
+)
+
+CARTPOLE = "rlbench/CartPole-v1"
+
+
+class _Interrupt(BaseCallback):
+    """Stops training like Ctrl-C once ``at`` steps are done (mid-rollout)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def _on_step(self) -> bool:
+        if self.model.num_timesteps >= self.at:
+            raise KeyboardInterrupt
+        return True
+
+
+def _params(algo: str, run_dir: Path) -> dict[str, torch.Tensor]:
+    model = get_algorithm(algo).load_class().load(run_dir / "model.zip", device="cpu")
+    return model.policy.state_dict()
+
+
+# ------------------------------------------------------------------------------ resume
+
+
+_OFF_POLICY = {"learning_starts": 50, "buffer_size": 1000, "policy_kwargs": {"net_arch": [32]}}
+_RESUME = {  # env, algo, hyperparameters (None: the committed ones), budget, Ctrl-C at, every
+    "ppo-cartpole": (CARTPOLE, "ppo", None, 2048, 1300, 256),
+    "dqn": (CARTPOLE, "dqn", {**_OFF_POLICY, "train_freq": 16, "gradient_steps": 4,
+                              "target_update_interval": 50}, 600, 350, 100),
+    "td3-ou-noise": ("rlbench/Pendulum-v1", "td3", {**_OFF_POLICY, "noise_std": 0.3,
+                     "noise_type": "ornstein-uhlenbeck"}, 300, 170, 50),
+    "sac-gsde": ("rlbench/Pendulum-v1", "sac", {**_OFF_POLICY, "use_sde": True, "train_freq": 8,
+                 "gradient_steps": 8}, 300, 170, 50),
+    "ppo-normalize-gsde": ("rlbench/Pendulum-v1", "ppo", {"normalize": True, "use_sde": True,
+                           "n_envs": 2, "n_steps": 64, "batch_size": 64}, 768, 400, 128),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(_RESUME))
+def test_an_interrupted_run_resumes_bit_identical(tmp_path, case):
+    env_id, algo, entry, budget, stop, every = _RESUME[case]
+    hyperparams = None
+    if entry is not None:
+        hyperparams = tmp_path / f"{algo}.yaml"
+        source = {"origin": "defaults", "reference": "test"}
+        hyperparams.write_text(json.dumps({env_id: {"source": source, "n_timesteps": budget,
+                                                    **entry}}))  # fmt: skip
+    settings = dict(env_id=env_id, algo=algo, budget=budget, eval_every=2 * every,
+                    checkpoint_every=every, eval_episodes=1, final_episodes=2,
+                    hyperparams=hyperparams)  # fmt: skip
+    whole = train(TrainConfig(**settings, out=tmp_path / "whole"))
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**settings, out=tmp_path / "cut"), callbacks=[_Interrupt(stop)])
+    run_dir = tmp_path / "cut" / whole.run_dir.relative_to(tmp_path / "whole")
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+    resumed = train(TrainConfig(**settings, out=tmp_path / "cut", resume=True))
+
+    resumed_at = resumed.run["resumes"][0]["step"]
+    assert stop - every < resumed_at <= stop  # the last checkpoint before the interruption
+    if case == "ppo-cartpole":
+        assert resumed_at == 1280  # rollouts of 8 envs x 32 steps
+    assert resumed.run["resume_exact"] and resumed.run["status"] == "finished"
+    a, b = _params(algo, whole.run_dir), _params(algo, resumed.run_dir)
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a), "resumed parameters differ"
+
+    def curve(d):
+        text = (d / "curve.csv").read_text().splitlines()
+        return [line.split(",")[:1] + line.split(",")[2:] for line in text]  # minus wall time
+
+    assert curve(whole.run_dir) == curve(resumed.run_dir)
+
+
+def test_an_env_whose_state_does_not_pickle_resumes_with_new_episodes(tmp_path):
+    # PettingZoo games (like Box2D and MuJoCo envs) are EzPickle: they pickle as their
+    # constructor arguments, so a checkpoint cannot hold their state
+    path = tmp_path / "maskable_ppo.yaml"
+    entry = {"source": {"origin": "defaults", "reference": "test"}, "n_timesteps": 512,
+             "n_envs": 2, "n_steps": 64, "batch_size": 64}  # fmt: skip
+    path.write_text(json.dumps({"rlbench/TicTacToe-v3": entry}))
+    settings = dict(env_id="rlbench/TicTacToe-v3", algo="maskable_ppo", hyperparams=path,
+                    checkpoint_every=128, eval_episodes=1, final_episodes=2,
+                    out=tmp_path)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**settings), callbacks=[_Interrupt(300)])
+    run_dir = tmp_path / "TicTacToe-v3" / "maskable_ppo" / "seed-0"
+    assert not list((run_dir / "checkpoints").glob("*/env.pkl"))
+    resumed = train(TrainConfig(**settings, resume=True))
+    assert resumed.run["status"] == "finished" and resumed.run["steps"] == 512
+    assert resumed.run["resumes"][0] == {**resumed.run["resumes"][0], "step": 256,
+                                         "env_restored": False}  # fmt: skip
+    assert resumed.run["resume_exact"] is False
+
+
+def test_resume_refuses_other_settings_and_says_which(tmp_path):
+    settings = dict(env_id=CARTPOLE, algo="ppo", budget=512, checkpoint_every=256,
+                    eval_episodes=1, out=tmp_path)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**settings), callbacks=[_Interrupt(300)])
+    with pytest.raises(TrainError, match=r"budget: recorded 512, now 1024"):
+        train(TrainConfig(**{**settings, "budget": 1024}, resume=True))
+    entries = read_file(hyperparams_file(get_algorithm("ppo")))
+    changed = tmp_path / "ppo.yaml"
+    entry = {**entries[CARTPOLE], "gamma": 0.9}
+    changed.write_text(json.dumps({CARTPOLE: entry}))  # JSON is YAML
+    with pytest.raises(TrainError, match=r"hyperparameter 'gamma': recorded 0.98, now 0.9"):
+        train(TrainConfig(**settings, hyperparams=changed, resume=True))
+    with pytest.raises(TrainError, match="already holds a run; pass --resume"):
+        train(TrainConfig(**settings))
+
+
+# ------------------------------------------------------------------------------- seeds
+
+
+@pytest.mark.parametrize("seed", [999_999, 1_000_003])
+def test_training_on_evaluation_seeds_is_refused_naming_the_overlap(tmp_path, seed):
+    with pytest.raises(SeedOverlapError) as info:
+        train(TrainConfig(CARTPOLE, "ppo", seed=seed, out=tmp_path))
+    message = str(info.value)
+    assert "overlap rlbench/CartPole-v1's evaluation seeds 1000000..1000049" in message
+    assert str(max(seed, 1_000_000)) in message
+    assert not any(tmp_path.iterdir()), "a refused run wrote files"
+
+
+def test_a_seed_outside_the_training_range_is_refused(tmp_path):
+    with pytest.raises(TrainError, match=r"outside the training seeds 0\.\.9999"):
+        train(TrainConfig(CARTPOLE, "ppo", seed=5_000_000, out=tmp_path))
+
+
+# ------------------------------------------------------------------------ hyperparameters
+
+
+@pytest.mark.parametrize("algo", sorted(ALGORITHMS))
+def test_every_committed_entry_is_valid_and_names_its_source(algo):
+    entries = read_file(hyperparams_file(ALGORITHMS[algo]))
+    assert entries
+    for env_id in entries:
+        params = load_hyperparams(ALGORITHMS[algo], env_id)
+        assert rlbench_suite.get_card(env_id).id == env_id
+        assert params.entry.source.reference
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"n_stepz": 8}, r"rlbench/CartPole-v1: key 'n_stepz' is not a hyperparameter of PPO; "
+                         r"did you mean 'n_steps'\?"),
+        ({"n_envs": "many"}, r"rlbench/CartPole-v1: key 'n_envs': .*integer"),
+        ({"learning_rate": "fast"}, r"rlbench/CartPole-v1: key 'learning_rate': 'fast' is neither"),
+        ({"policy_kwargs": {"activation_fn": "swish"}},
+         r"rlbench/CartPole-v1: key 'policy_kwargs': .*activation_fn 'swish'"),
+        ({"source": None}, r"rlbench/CartPole-v1: key 'source'"),
+    ],
+)  # fmt: skip
+def test_yaml_errors_name_the_env_and_the_key(tmp_path, entry, expected):
+    good = read_file(hyperparams_file(get_algorithm("ppo")))[CARTPOLE]
+    bad = {k: v for k, v in {**good, **entry}.items() if v is not None}
+    path = tmp_path / "ppo.yaml"
+    path.write_text(json.dumps({CARTPOLE: bad}))
+    with pytest.raises(HyperparamsError, match=expected):
+        load_hyperparams(get_algorithm("ppo"), CARTPOLE, path)
+
+
+def test_yaml_syntax_and_missing_entry_errors(tmp_path):
+    path = tmp_path / "ppo.yaml"
+    path.write_text("rlbench/CartPole-v1: [unclosed\n")
+    with pytest.raises(HyperparamsError, match="is not valid YAML"):
+        load_hyperparams(get_algorithm("ppo"), CARTPOLE, path)
+    with pytest.raises(HyperparamsError, match=r"no hyperparameters for rlbench/Wordle-v0"):
+        load_hyperparams(get_algorithm("ppo"), "rlbench/Wordle-v0")
+
+
+# -------------------------------------------------------------------------------- the CLI
+
+
+def _one_line_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_unknown_algorithm_or_env_is_one_clear_line(tmp_path):
+    runner = CliRunner()
+    line = _one_line_error(runner.invoke(app, ["train", CARTPOLE, "--algo", "ppp"]))
+    assert "unknown algorithm 'ppp'; accepted: ppo, a2c, dqn, sac, td3, maskable_ppo" in line
+    line = _one_line_error(runner.invoke(app, ["train", "CartPol-v1", "--algo", "dqn"]))
+    assert "unknown environment id 'CartPol-v1'" in line
+    assert "Ids with dqn hyperparameters: rlbench/CartPole-v1" in line
+
+
+def test_cli_train_writes_the_whole_run_folder(tmp_path):
+    result = CliRunner().invoke(
+        app, ["train", CARTPOLE, "--algo", "ppo", "--budget", "2048", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    run_dir = tmp_path / "CartPole-v1" / "ppo" / "seed-0"
+    files = ["run.json", "curve.csv", "model.zip", "policy.onnx", "policy.onnx.meta.json",
+             "result.json"]  # fmt: skip
+    for name in files:
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "checkpoints").glob("step-*/model.zip"))
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "finished" and run["steps"] == 2048 and run["budget"] == 2048
+    assert run["seed"] == 0 and run["hyperparams"]["n_steps"] == 32 and run["wall_time_s"] > 0
+    assert run["versions"]["stable-baselines3"] and sorted(run["files"]) == sorted(files)
+    meta = json.loads((run_dir / "policy.onnx.meta.json").read_text())
+    assert meta["train_seeds"] == list(range(8)) and meta["training_budget_steps"] == 2048
+    assert (meta["algo"], meta["env_id"]) == ("PPO", CARTPOLE)
+    steps = [int(line.split(",")[0]) for line in (run_dir / "curve.csv").read_text().split()[1:]]
+    assert steps[0] == 0 and steps[-1] == 2048 and steps == sorted(steps)
+    scored = load_result(run_dir / "result.json")
+    assert scored.env_id == CARTPOLE and scored.training_budget_steps == 2048
+    assert scored.policy["artifact_sha256"] and scored.seeds[0] == 1_000_000
+    assert "trained 2048 steps" in result.output
+
+
+# --------------------------------------------------------------------------- ONNX parity
+
+_SMALL = {  # tiny budgets: what is compared is the exported graph, not the training
+    "ppo": (CARTPOLE, {"n_envs": 2, "n_steps": 64, "batch_size": 64}),
+    "a2c": (CARTPOLE, {"n_envs": 2}),
+    "dqn": (CARTPOLE, {"learning_starts": 64, "train_freq": 16, "gradient_steps": 4}),
+    "sac": ("rlbench/Pendulum-v1", {"learning_starts": 64}),
+    "td3": ("rlbench/Pendulum-v1", {"learning_starts": 64, "noise_type": "normal",
+                                    "noise_std": 0.1}),
+    "maskable_ppo": ("rlbench/TicTacToe-v3", {"n_envs": 2, "n_steps": 64, "batch_size": 64}),
+    "ppo-normalize": ("rlbench/Pendulum-v1", {"normalize": True, "n_steps": 64,
+                                              "batch_size": 64}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(_SMALL))
+def test_the_onnx_policy_acts_like_the_sb3_model(tmp_path, case):
+    algo = case.split("-")[0]
+    env_id, entry = _SMALL[case]
+    path = tmp_path / f"{algo}.yaml"
+    source = {"origin": "defaults", "reference": "test"}
+    path.write_text(json.dumps({env_id: {"source": source, "n_timesteps": 256, **entry}}))
+    report = train(TrainConfig(env_id, algo, out=tmp_path, hyperparams=path, eval_episodes=1,
+                               final_episodes=2, eval_every=128))  # fmt: skip
+    model, run_dir = report.model, report.run_dir
+    onnx = OnnxPolicy(run_dir / "policy.onnx")
+    env = gym.make(env_id)
+    normalizer = model.get_vec_normalize_env()
+    obs, info = env.reset(seed=5)
+    for _ in range(40):
+        kwargs = {}
+        if algo == "maskable_ppo":
+            kwargs["action_masks"] = info["action_mask"]
+        model_obs = normalizer.normalize_obs(obs) if normalizer is not None else obs
+        expected, _ = model.predict(model_obs, deterministic=True, **kwargs)
+        got = onnx.act(obs, info)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-5)
+        obs, _, terminated, truncated, info = env.step(expected)
+        if terminated or truncated:
+            obs, info = env.reset()
+    env.close()
+
+
+# ------------------------------------------------------------------------------ baselines
+
+
+def test_committed_trained_policies_resolve_by_a_readable_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLBENCH_CONTENT_ROOT", str(tmp_path))
+    run = train(TrainConfig(CARTPOLE, "ppo", budget=256, out=tmp_path / "runs", eval_episodes=1,
+                            final_episodes=1))  # fmt: skip
+    for seed in (3, 1):
+        folder = tmp_path / "baselines" / "policies" / "CartPole-v1" / "ppo" / f"seed-{seed}"
+        folder.mkdir(parents=True)
+        for name in ("policy.onnx", "policy.onnx.meta.json"):
+            shutil.copy(run.run_dir / name, folder / name)
+    assert available_baselines() == ["CartPole-v1/ppo/seed-1", "CartPole-v1/ppo/seed-3"]
+    root = tmp_path / "baselines" / "policies" / "CartPole-v1" / "ppo"
+    assert resolve_baseline("CartPole-v1/ppo/seed-3") == root / "seed-3" / "policy.onnx"
+    assert resolve_baseline("CartPole-v1/ppo") == root / "seed-1" / "policy.onnx"  # lowest seed
+    policy = make_policy("baseline:CartPole-v1/ppo")
+    assert policy.identity.kind == "baseline" and policy.identity.name == "CartPole-v1/ppo"
+    assert policy.identity.train_seeds == list(range(8))
+    with pytest.raises(
+        ValueError, match="available: CartPole-v1/ppo/seed-1, CartPole-v1/ppo/seed-3"
+    ):
+        resolve_baseline("CartPole-v1/dqn")
+
+
+def test_hyperparameters_the_algorithm_refuses_leave_no_folder(tmp_path):
+    path = tmp_path / "ppo.yaml"
+    entry = {"source": {"origin": "defaults", "reference": "test"}, "n_timesteps": 256,
+             "policy": "NoSuchPolicy"}  # fmt: skip
+    path.write_text(json.dumps({CARTPOLE: entry}))
+    with pytest.raises(TrainError, match=r"PPO refused the hyperparameters for rlbench/CartPole"):
+        train(TrainConfig(CARTPOLE, "ppo", hyperparams=path, out=tmp_path / "runs"))
+    assert not (tmp_path / "runs").exists()
