@@ -23,12 +23,10 @@ import copy
 import dataclasses
 import datetime as dt
 import json
-import os
 import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +43,12 @@ from rlbench_suite.baselines.hyperparams import (
     read_file,
     sb3_kwargs,
 )
+from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.paths import runs_dir
 
 RUN_FILE = "run.json"
 RUN_SCHEMA_VERSION = 1
-RUNS_DIR_ENV = "RLBENCH_RUNS_DIR"
-VERSIONED = ("rlbench-suite", "stable-baselines3", "sb3-contrib", "torch", "gymnasium", "numpy")
 
 
 class TrainError(ValueError):
@@ -73,7 +71,7 @@ class TrainConfig:
     hyperparams: Path | None = None
     """A YAML file of the same shape as ``baselines/hyperparams/<algo>.yaml``."""
     out: Path | None = None
-    """The folder holding runs; default :func:`default_out`."""
+    """The folder holding runs; default ``runs/`` in the data dir (``paths.runs_dir``)."""
     resume: bool = False
     device: str = "cpu"
     eval_every: int | None = None
@@ -107,17 +105,9 @@ class TrainReport:
     model: Any
 
 
-def default_out() -> Path:
-    """``$RLBENCH_RUNS_DIR``, else ``runs/`` in the user data dir (never the checkout)."""
-    if os.environ.get(RUNS_DIR_ENV):
-        return Path(os.environ[RUNS_DIR_ENV]).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("rlbench-suite")) / "runs"
-
-
 def run_dir_for(out: Path | None, card: EnvCard, algo: Algorithm, seed: int) -> Path:
-    return Path(out or default_out()).expanduser() / card.name / algo.name / f"seed-{seed}"
+    """``<out>/<env name>/<algo>/seed-<S>``; ``out`` defaults to ``<data dir>/runs``."""
+    return Path(out or runs_dir()).expanduser() / card.name / algo.name / f"seed-{seed}"
 
 
 def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
@@ -170,13 +160,8 @@ def make_training_env(card: EnvCard, params: Hyperparams) -> Any:
 
 
 def versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {"python": platform.python_version()}
-    for name in VERSIONED:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
+    """Python and the packages a result depends on (``core.provenance.PACKAGES``)."""
+    return {"python": platform.python_version(), **package_versions()}
 
 
 def _now() -> str:
@@ -460,7 +445,7 @@ class _Run:
     def finish(self, model: Any) -> None:
         """model.zip, policy.onnx (+ sidecar), the harness's result.json; run.json finished."""
         from rlbench_suite.evaluation import default_protocol, evaluate
-        from rlbench_suite.policies.core import PolicyMetadata, metadata_path
+        from rlbench_suite.policies.core import PolicyMetadata, write_metadata
         from rlbench_suite.policies.onnx import export_sb3_to_onnx
 
         model.save(self.dir / "model.zip")
@@ -483,11 +468,11 @@ class _Run:
                 "curve_seeds": self.record["curve_seeds"],
             },
         )
-        write_json(metadata_path(onnx_path), meta.model_dump(mode="json"))
+        write_metadata(onnx_path, meta)
         self.save_record(wall_time_s=round(self.wall(), 3))
-        protocol = default_protocol(self.card.id, episodes=self.config.final_episodes)
+        protocol = default_protocol(self.card, episodes=self.config.final_episodes)
         result = evaluate(
-            self.card.id,
+            self.card,
             f"onnx:{onnx_path}",
             protocol,
             workers=self.config.workers,

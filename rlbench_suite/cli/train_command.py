@@ -93,7 +93,7 @@ def train_command(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Runs folder (default: $RLBENCH_RUNS_DIR or the user data dir)."),
+        typer.Option(help="Runs folder (default: runs/ in $RLBENCH_DATA_DIR or the data dir)."),
     ] = None,
     resume: Annotated[
         bool, typer.Option(help="Continue the run in that folder from its last checkpoint.")
