@@ -38,6 +38,7 @@ def test_labels_name_their_policy():
     assert split_label("sb3:runs/lr=3e-4/model.zip") == (None, "sb3:runs/lr=3e-4/model.zip")
     names = display_names(["EasyBot=random", BOT.format("EasyBot"), "E2=" + BOT.format("EasyBot")])
     assert names == ["EasyBot", "duel:EasyBot", "E2"]
+    assert display_names(["random", "random=" + BOT.format("EasyBot")]) == ["random #2", "random"]
     with pytest.raises(ValueError, match="label 'A' is given to more than one policy"):
         display_names(["A=random", "A=" + BOT.format("HardBot")])
 

@@ -81,11 +81,11 @@ def display_names(policies: Sequence[str]) -> list[str]:
             break
         for i in grow:
             level[i] += 1
-    seen: Counter[str] = Counter()
+    seen = Counter(name for name, label in zip(names, labels, strict=True) if label)
     for i, name in enumerate(names):
-        seen[name] += 1
-        if counts[name] > 1 and seen[name] > 1:
-            names[i] = f"{name} #{seen[name]}"
+        if labels[i] is None and counts[name] > 1:
+            seen[name] += 1
+            names[i] = name if seen[name] == 1 else f"{name} #{seen[name]}"
     return names
 
 
