@@ -116,3 +116,29 @@ def test_tournament_refuses_bad_setups():
                    FIRST_LEGAL, "--games", "4")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "Elo" in proc.stdout and "95% interval" in proc.stdout
+
+
+DUEL_BOT = "module:rlbench_suite.baselines.scripted.duel:{}"
+
+
+def test_tournament_table_names_policies_shortly_and_bounds_a_perfect_record_from_below():
+    proc = run_cli("tournament", "rlbench/Duel-v0", "--policy", "random",
+                   "--policy", DUEL_BOT.format("EasyBot"),
+                   "--policy", "Hard=" + DUEL_BOT.format("HardBot"),
+                   "--games", "10", env={"COLUMNS": "80"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[1]: line for line in proc.stdout.splitlines() if line.startswith("│")}
+    assert set(rows) == {"random", "EasyBot", "Hard"} and "…" not in proc.stdout
+    assert all(len(line) <= 80 for line in rows.values())
+    hard = rows["Hard"].split("│")
+    assert hard[3].strip().endswith(", ∞)") and hard[4:7] == [" 20 ", " 0 ", "  0 "]
+    text = " ".join(proc.stdout.split())  # the notes below the table wrap at 80 columns
+    assert "Hard won every game: its games bound its rating only from below" in text
+    assert "one virtual draw per pairing (a Jeffreys prior" in text
+    assert "Hard = " + DUEL_BOT.format("HardBot") in proc.stdout
+    assert "EasyBot = " + DUEL_BOT.format("EasyBot") in proc.stdout
+
+
+def test_tournament_refuses_a_label_given_twice():
+    with pytest.raises(ValueError, match="label 'A' is given to more than one policy"):
+        round_robin("rlbench/TicTacToe-v3", ["A=random", "A=" + FIRST_LEGAL], games=2)

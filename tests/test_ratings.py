@@ -193,3 +193,44 @@ def test_elo_intervals_refuse_replicates_without_a_finite_fit():
         elo_intervals(matches, reps=200, random_state=0)
     estimates = elo_intervals(matches, reps=200, random_state=0, prior_draws=1)
     assert estimates["a"].low < estimates["a"].point < estimates["a"].high
+
+
+def undefeated() -> list:
+    """'a' wins all 40 of its games; 'b' and 'c' split theirs 6-4."""
+    return (
+        matches_with("a", "b", 20, 0, 0)
+        + matches_with("a", "c", 20, 0, 0)
+        + matches_with("b", "c", 6, 0, 4)
+    )
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "posterior"])
+def test_a_perfect_record_bounds_the_rating_only_from_below(method):
+    intervals = elo_intervals(undefeated(), reps=400, random_state=0, prior_draws=1, method=method)
+    a = intervals["a"]
+    assert a.high == math.inf and math.isfinite(a.low) and a.low < a.point
+    assert all(math.isfinite(intervals[p].low) and math.isfinite(intervals[p].high) for p in "bc")
+    winless = elo_intervals(matches_with("x", "y", 0, 0, 5) + matches_with("y", "z", 2, 0, 3),
+                            reps=100, random_state=0, prior_draws=1, method=method)  # fmt: skip
+    assert winless["x"].low == -math.inf and winless["x"].high < math.inf
+
+
+def test_posterior_intervals_stay_honest_for_perfect_and_near_perfect_records():
+    posterior = elo_intervals(undefeated(), reps=400, random_state=0, prior_draws=1,
+                              method="posterior")  # fmt: skip
+    a = posterior["a"]
+    assert a.method == "pairing-beta-posterior-percentile" and (a.reps, a.random_state) == (400, 0)
+    # 40 wins in 40 games are consistent (one-sided, 95%) with a win rate as low as
+    # 0.05 ** (1 / 40) = 0.928, about 440 Elo above the opponents, where the fit (20.5 of 21
+    # against each, with the virtual draw) says 645; resampling the wins alone (the
+    # bootstrap) puts the lower end within a few points of the fit
+    assert a.point - a.low > 100
+    near = matches_with("a", "b", 39, 0, 1)
+    boot = elo_intervals(near, reps=400, random_state=0, prior_draws=1)["a"]
+    post = elo_intervals(near, reps=400, random_state=0, prior_draws=1, method="posterior")["a"]
+    assert math.isfinite(post.high) and post.point == boot.point
+    assert post.high - post.point > 1.5 * (boot.high - boot.point)
+    with pytest.raises(ValueError, match=r"needs a prior: pass prior_draws > 0"):
+        elo_intervals(near, method="posterior")
+    with pytest.raises(ValueError, match="unknown method 'mcmc'; accepted: bootstrap, posterior"):
+        elo_intervals(near, prior_draws=1, method="mcmc")

@@ -79,7 +79,7 @@ def results_compare(
 ) -> None:
     """Compare two results of the same protocol: aggregates and P(A > B) on returns."""
     from rlbench_suite.core.metrics import probability_of_improvement
-    from rlbench_suite.evaluation.plots import policy_label
+    from rlbench_suite.evaluation.plots import policy_labels
 
     a, b = _load_all([first, second])
     if a.spec_hash != b.spec_hash:
@@ -93,7 +93,8 @@ def results_compare(
             f"({a.protocol.protocol_id} vs {b.protocol.protocol_id}); results of different "
             "protocols are never compared"
         )
-    table = Table(title=f"{a.env_id}: A = {policy_label(a)}, B = {policy_label(b)}")
+    label_a, label_b = policy_labels([a, b])
+    table = Table(title=f"{a.env_id}: A = {label_a}, B = {label_b}")
     for column in ("metric", "A", "B"):
         table.add_column(column)
     for name in a.aggregates:
@@ -121,34 +122,57 @@ def results_plot(
     console.print(f"figure written to {path}")
 
 
+def _interval_text(low: float, high: float) -> str:
+    """``[low, high]``, with an open end where the interval is unbounded."""
+    left = "(-∞" if low == -np.inf else f"[{low:.0f}"
+    right = "∞)" if high == np.inf else f"{high:.0f}]"
+    return f"{left}, {right}"
+
+
 @app.command()
 def tournament(
     env_id: Annotated[str, typer.Argument(help="A two-player card, e.g. rlbench/TicTacToe-v3.")],
-    policy: Annotated[list[str], typer.Option(help="A player's policy spec (repeat).")],
+    policy: Annotated[
+        list[str],
+        typer.Option(help="A player's policy spec, optionally labelled: LABEL=SPEC (repeat)."),
+    ],
     games: Annotated[int, typer.Option(min=1, help="Games per pairing (seats alternate).")] = 10,
     first_seed: Annotated[
         int | None, typer.Option(min=0, help="Seed of each pairing's first game (default: card's).")
     ] = None,
 ) -> None:
-    """Round-robin tournament; maximum-likelihood Elo ratings with bootstrap intervals."""
-    from rlbench_suite.evaluation.tournament import round_robin
+    """Round-robin tournament; maximum-likelihood Elo ratings with credible intervals."""
+    from rlbench_suite.evaluation.tournament import RATING_NOTE, round_robin
 
-    pairings = len(set(policy)) * (len(set(policy)) - 1) // 2
+    players = len({p.strip() for p in policy})
     with progress_bar() as progress:
-        task = progress.add_task("games", total=pairings * games)
+        task = progress.add_task("games", total=players * (players - 1) // 2 * games)
         try:
             standings = round_robin(env_id, policy, games=games, first_seed=first_seed,
                                     on_game=lambda: progress.advance(task))  # fmt: skip
         except (ValueError, FileNotFoundError, UnknownEnvError) as exc:
             raise fail(str(exc)) from None
     table = Table(title=f"{env_id}: {games} games per pairing")
-    for column in ("policy", "Elo", "95% interval", "W", "D", "L"):
-        table.add_column(column)
+    table.add_column("policy", no_wrap=True)
+    for column in ("Elo", "95% interval", "W", "D", "L"):
+        table.add_column(column, justify="right", no_wrap=True)
     for s in standings:
         assert s.rating is not None
-        table.add_row(s.spec, f"{s.rating.point:.0f}", f"[{s.rating.low:.0f}, {s.rating.high:.0f}]",
+        table.add_row(s.name, f"{s.rating.point:.0f}", _interval_text(s.rating.low, s.rating.high),
                       str(s.wins), str(s.draws), str(s.losses))  # fmt: skip
     console.print(table)
+    console.print(RATING_NOTE + ".")
+    for s in standings:
+        assert s.rating is not None
+        if s.rating.high == np.inf:
+            console.print(f"{s.name} won every game: its games bound its rating only from "
+                          "below (no upper end).")  # fmt: skip
+        if s.rating.low == -np.inf:
+            console.print(f"{s.name} lost every game: its games bound its rating only from "
+                          "above (no lower end).")  # fmt: skip
+    for s in standings:
+        if s.name != s.spec:
+            console.print(f"{s.name} = {s.spec}", soft_wrap=True, markup=False)
 
 
 @app.command()

@@ -19,7 +19,8 @@ STANDARD_WRAPPERS: dict[str, str] = {
     ),
     "rlbench/RescaleActionToUnit-v0": "rlbench_suite.wrappers.action:RescaleActionToUnit",
     "rlbench/ActionMaskInInfo-v0": "rlbench_suite.wrappers.action:ActionMaskInInfo",
-    "rlbench/AdmissibleActions-v0": "rlbench_suite.wrappers.text:AdmissibleActions",
+    "rlbench/AdmissibleActions-v0": "rlbench_suite.wrappers.text:AdmissibleActionsV0",
+    "rlbench/AdmissibleActions-v1": "rlbench_suite.wrappers.text:AdmissibleActions",
     "rlbench/HashedBagOfWords-v0": "rlbench_suite.wrappers.text:HashedBagOfWords",
     "rlbench/DiffHistory-v0": "rlbench_suite.wrappers.text:DiffHistory",
 }

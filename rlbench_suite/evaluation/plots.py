@@ -11,13 +11,19 @@ from rlbench_suite.core.metrics import interval_estimates, performance_profile
 from rlbench_suite.core.result import Result
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 from rlbench_suite.evaluation.suite import normalized_matrix
+from rlbench_suite.policies import display_names
 
 FORMATS = (".png", ".svg")
 
 
-def policy_label(result: Result) -> str:
-    """How a result's policy is named in tables and figures."""
-    return str(result.policy.get("spec") or result.policy.get("name") or "policy")
+def policy_labels(results: list[Result]) -> list[str]:
+    """How the results' policies are named in tables and figures, one name per result: their
+    short, distinct display names (:func:`~rlbench_suite.policies.display_names`); results
+    of the same policy share one."""
+    texts = [str(r.policy.get("spec") or r.policy.get("name") or "policy") for r in results]
+    unique = list(dict.fromkeys(texts))
+    names = dict(zip(unique, display_names(unique), strict=True))
+    return [names[text] for text in texts]
 
 
 def plot_results(results: list[Result], path: str | Path) -> Path:
@@ -32,8 +38,8 @@ def plot_results(results: list[Result], path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     by_policy: dict[str, list[Result]] = defaultdict(list)
-    for result in results:
-        by_policy[policy_label(result)].append(result)
+    for label, result in zip(policy_labels(results), results, strict=True):
+        by_policy[label].append(result)
     envs = sorted({r.env_id for r in results})
     normalized = {p: normalized_matrix(rs) for p, rs in by_policy.items()}
     has_scores = any(m.size for m, _, _ in normalized.values())

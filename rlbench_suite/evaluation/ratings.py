@@ -3,7 +3,17 @@
 Elo ratings here are the maximum-likelihood Bradley-Terry fit of all matches at once, not
 sequential Elo updates (which depend on the order the games were played): player ``a``
 scores against ``b`` with probability ``1 / (1 + 10 ** ((R_b - R_a) / scale))``, a draw
-counting as half a win and half a loss. Intervals come from bootstrapping the matches.
+counting as half a win and half a loss.
+
+A player that won every game has no finite maximum-likelihood rating, so fits take an
+optional prior of ``prior_draws`` virtual draws per pairing that was played (as Coulom's
+BayesElo does); one virtual draw is a Jeffreys ``Beta(1/2, 1/2)`` prior on each pairing's
+score rate. Intervals (:func:`elo_intervals`) either bootstrap the matches of each pairing
+(``method="bootstrap"``) or draw each pairing's score rate from its Beta posterior under that
+prior (``method="posterior"``). The bootstrap cannot resample a loss that never happened,
+so it collapses for perfect and near-perfect records; the posterior does not. With either,
+a player that won every game gets ``high = inf`` (its games bound its rating only from
+below) and one that scored in none gets ``low = -inf``.
 """
 
 from __future__ import annotations
@@ -25,6 +35,8 @@ from rlbench_suite.core.metrics import (
 Match = tuple[Hashable, Hashable, float]
 ENCODINGS = {"score": (0.0, 0.5, 1.0), "sign": (-1.0, 0.0, 1.0)}
 ELO_BOOTSTRAP_METHOD = "pairing-bootstrap-percentile"
+ELO_POSTERIOR_METHOD = "pairing-beta-posterior-percentile"
+ELO_METHODS = {"bootstrap": ELO_BOOTSTRAP_METHOD, "posterior": ELO_POSTERIOR_METHOD}
 
 
 def win_rate(
@@ -229,10 +241,26 @@ def elo_intervals(
     anchor: Hashable | None = None,
     scale: float = 400.0,
     prior_draws: float = 0.0,
+    method: Literal["bootstrap", "posterior"] = "bootstrap",
 ) -> dict[Hashable, Estimate]:
-    """:func:`elo_ratings` with bootstrap percentile intervals: every replicate resamples,
-    with replacement, the matches of each pairing of players separately.
+    """:func:`elo_ratings` with percentile intervals over ``reps`` refits.
+
+    ``method="bootstrap"``: every replicate resamples, with replacement, the matches of each
+    pairing of players separately (an outcome that never happened is never drawn, so a
+    pairing one player always won adds no width). ``method="posterior"`` (needs
+    ``prior_draws > 0``): every replicate draws each pairing's score rate from its
+    ``Beta(score + prior_draws / 2, games - score + prior_draws / 2)`` posterior, the prior
+    the point estimate uses, so the intervals are credible intervals under that prior and
+    stay honest for perfect and near-perfect records.
+
+    Either way, a player that won every game it played gets ``high = inf`` (its games bound
+    its rating only from below), and one that lost every game ``low = -inf``; the anchor's
+    interval is ``[initial, initial]``.
     """
+    if method not in ELO_METHODS:
+        raise ValueError(f"unknown method {method!r}; accepted: {', '.join(ELO_METHODS)}")
+    if method == "posterior" and not prior_draws > 0:
+        raise ValueError("method='posterior' needs a prior: pass prior_draws > 0 (1 = Jeffreys)")
     matches = list(matches)
     point = elo_ratings(
         matches, initial=initial, anchor=anchor, scale=scale, prior_draws=prior_draws
@@ -241,11 +269,24 @@ def elo_intervals(
     seed = resolve_random_state(random_state)
     rng = np.random.default_rng(seed)
     players, pairings = _tally(matches)
-    totals = np.stack(
-        [s[rng.integers(0, len(s), size=(reps, len(s)))].sum(axis=1) for s in pairings.values()],
-        axis=1,
-    )
-    score, games = _tables(len(players), pairings, totals, prior_draws)
+    if method == "bootstrap":
+        totals = np.stack(
+            [
+                s[rng.integers(0, len(s), size=(reps, len(s)))].sum(axis=1)
+                for s in pairings.values()
+            ],
+            axis=1,
+        )
+        score, games = _tables(len(players), pairings, totals, prior_draws)
+    else:
+        half = prior_draws / 2
+        rates = [
+            rng.beta(s.sum() + half, len(s) - s.sum() + half, size=reps) for s in pairings.values()
+        ]
+        totals = np.stack(
+            [len(s) * r for s, r in zip(pairings.values(), rates, strict=True)], axis=1
+        )
+        score, games = _tables(len(players), pairings, totals, 0.0)
     failed = [reason for reason in _unbounded(score, games, players) if reason]
     if failed:
         raise ValueError(
@@ -254,9 +295,27 @@ def elo_intervals(
         )
     ratings = _ratings(_fit(score, games), players, initial, anchor, scale)
     low, high = _interval(ratings, confidence)
+    won_all, lost_all = _one_sided(players, matches, anchor)
+    high[won_all], low[lost_all] = np.inf, -np.inf
     return {
         player: Estimate(
-            point[player], float(lo), float(hi), confidence, ELO_BOOTSTRAP_METHOD, reps, seed
+            point[player], float(lo), float(hi), confidence, ELO_METHODS[method], reps, seed
         )
         for player, lo, hi in zip(players, low, high, strict=True)
     }
+
+
+def _one_sided(
+    players: list[Hashable], matches: list[Match], anchor: Hashable | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Masks over ``players``: who won every game they played, who lost every one (not the
+    anchor, whose rating is fixed)."""
+    lowest = dict.fromkeys(players, 1.0)
+    highest = dict.fromkeys(players, 0.0)
+    for a, b, score in matches:
+        for player, own in ((a, float(score)), (b, 1.0 - float(score))):
+            lowest[player], highest[player] = min(lowest[player], own), max(highest[player], own)
+    free = np.array([p != anchor for p in players])
+    won_all = np.array([lowest[p] == 1.0 for p in players]) & free
+    lost_all = np.array([highest[p] == 0.0 for p in players]) & free
+    return won_all, lost_all

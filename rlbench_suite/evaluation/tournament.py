@@ -1,4 +1,11 @@
-"""Round-robin tournaments on two-player games, rated by maximum-likelihood Elo."""
+"""Round-robin tournaments on two-player games, rated by maximum-likelihood Elo.
+
+Ratings are the Bradley-Terry fit with :data:`PRIOR_DRAWS` virtual draw per pairing (a
+Jeffreys prior on each pairing's score rate), and their intervals are credible intervals
+under that prior (:func:`~rlbench_suite.evaluation.ratings.elo_intervals` with
+``method="posterior"``): a player that won every game gets ``[low, inf)``, since its games
+bound its rating only from below.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +17,39 @@ from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.protocol import SeedOverlapError
 from rlbench_suite.evaluation.ratings import elo_intervals
-from rlbench_suite.policies import agent_seed, make_policy
+from rlbench_suite.policies import (
+    agent_seed,
+    display_name,
+    display_names,
+    make_policy,
+    split_label,
+)
 from rlbench_suite.registry import make_multiagent
 from rlbench_suite.wrappers.masks import split_masked_observation
 
 # one virtual draw per pairing keeps ratings finite when a player wins every game
 PRIOR_DRAWS = 1.0
+RATING_METHOD = "posterior"
+RATING_NOTE = (
+    "Elo: Bradley-Terry maximum likelihood with one virtual draw per pairing (a Jeffreys "
+    "prior on each pairing's score rate); intervals: 95% credible intervals under that prior"
+)
 
 
 @dataclass
 class Standing:
-    """A player's record and rating."""
+    """A player's record and rating; ``name`` is its display name (label or short spec)."""
 
     spec: str
+    name: str = ""
     wins: int = 0
     draws: int = 0
     losses: int = 0
     rating: Estimate | None = None
     games: list[tuple[str, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or display_name(self.spec)
 
 
 def play_game(env_id: str, specs: dict[str, str], seed: int) -> dict[str, float]:
@@ -63,15 +85,20 @@ def round_robin(
 ) -> list[Standing]:  # fmt: skip
     """Every pair of policies plays ``games`` games, seats alternating; Elo with intervals.
 
-    Game ``g`` of a pairing uses seed ``first_seed + g`` (default: from the card's first
-    evaluation seed), so a tournament is reproducible; seeds a policy was trained or tuned on
-    are refused. Returns the standings, best rating first.
+    ``specs`` are ``--policy`` strings, optionally labelled (``EasyBot=module:...``); each
+    standing is named by :func:`~rlbench_suite.policies.display_names`. Game ``g`` of a
+    pairing uses seed ``first_seed + g`` (default: from the card's first evaluation seed), so
+    a tournament is reproducible; seeds a policy was trained or tuned on are refused. Returns
+    the standings, best rating first.
     """
     card = get_card(env_id)
     if card.api == "gymnasium":
         raise ValueError(f"{card.id} is single-agent; a tournament needs a two-player game")
-    if len(set(specs)) < 2:
+    entries = list(dict.fromkeys(s.strip() for s in specs))
+    if len(entries) < 2:
         raise ValueError("a tournament needs at least two different --policy specs")
+    names = display_names(entries)
+    spec_of = {entry: split_label(entry)[1] for entry in entries}
     env = make_multiagent(card.id, "aec")
     seats = list(env.possible_agents)
     env.close()
@@ -79,7 +106,7 @@ def round_robin(
         raise ValueError(f"{card.id} has {len(seats)} agents; tournaments are for two players")
     first_seed = card.evaluation.first_seed if first_seed is None else first_seed
     seeds = set(range(first_seed, first_seed + games))
-    for spec in dict.fromkeys(specs):
+    for spec in dict.fromkeys(spec_of.values()):
         env = make_multiagent(card.id, "aec")
         identity = make_policy(spec, env=env, agent=seats[0]).identity
         env.close()
@@ -89,22 +116,24 @@ def round_robin(
                 f"game seeds {sorted(used)[:10]} were training or tuning seeds of {spec!r}; "
                 "pass another --first-seed"
             )
-    standings = {spec: Standing(spec) for spec in dict.fromkeys(specs)}
+    standings = {e: Standing(spec_of[e], name) for e, name in zip(entries, names, strict=True)}
     matches = []
     for a, b in itertools.combinations(standings, 2):
         for g in range(games):
             first, second = (a, b) if g % 2 == 0 else (b, a)
-            totals = play_game(card.id, {seats[0]: first, seats[1]: second}, first_seed + g)
+            players = {seats[0]: spec_of[first], seats[1]: spec_of[second]}
+            totals = play_game(card.id, players, first_seed + g)
             score = _score(totals[seats[0]], totals[seats[1]])
             matches.append((first, second, score))
-            for spec, result in ((first, score), (second, 1.0 - score)):
-                record = standings[spec]
+            for entry, result in ((first, score), (second, 1.0 - score)):
+                record = standings[entry]
                 record.wins += result == 1.0
                 record.draws += result == 0.5
                 record.losses += result == 0.0
             if on_game is not None:
                 on_game()
-    ratings = elo_intervals(matches, reps=reps, random_state=random_state, prior_draws=PRIOR_DRAWS)
-    for spec, estimate in ratings.items():
-        standings[spec].rating = estimate
+    ratings = elo_intervals(matches, reps=reps, random_state=random_state,
+                            prior_draws=PRIOR_DRAWS, method=RATING_METHOD)  # fmt: skip
+    for entry, estimate in ratings.items():
+        standings[entry].rating = estimate
     return sorted(standings.values(), key=lambda s: -s.rating.point if s.rating else 0.0)

@@ -12,10 +12,12 @@ This package is the public import place; import every name from here. Its module
 - :mod:`~rlbench_suite.policies.joint`: :class:`JointPolicy` (one policy per agent);
 - :mod:`~rlbench_suite.policies.language`: :class:`LanguageModelPolicy` (a language-model agent
   for the text games over a user-supplied ``generate(prompt) -> str``);
-- :mod:`~rlbench_suite.policies.specs`: :func:`make_policy` and the baselines.
+- :mod:`~rlbench_suite.policies.specs`: :func:`make_policy` and the baselines;
+- :mod:`~rlbench_suite.policies.names`: :func:`display_names`, the short, distinct names
+  every table and figure gives policies (``LABEL=SPEC`` labels, a spec's telling tail).
 
-All but ``core`` are loaded lazily, on first use of one of their names, so importing this
-package never imports torch, stable-baselines3 or onnxruntime.
+All but ``core`` and ``names`` are loaded lazily, on first use of one of their names, so
+importing this package never imports torch, stable-baselines3 or onnxruntime.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from rlbench_suite.policies.core import (
 from rlbench_suite.policies.core import (
     artifact_identity as artifact_identity,
 )
+from rlbench_suite.policies.names import display_name, display_names, split_label
 
 if TYPE_CHECKING:
     from rlbench_suite.policies.joint import JointPolicy
@@ -75,6 +78,8 @@ __all__ = [
     "agent_seed",
     "as_policy",
     "available_baselines",
+    "display_name",
+    "display_names",
     "export_sb3_to_onnx",
     "file_sha256",
     "identity_of",
@@ -83,6 +88,7 @@ __all__ = [
     "metadata_path",
     "policy_seed",
     "resolve_baseline",
+    "split_label",
 ]
 
 _LAZY = {

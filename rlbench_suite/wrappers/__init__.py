@@ -2,7 +2,8 @@
 
 Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
 :class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for text games,
-:class:`AdmissibleActions`, :class:`HashedBagOfWords`, :class:`DiffHistory`; for native vector
+:class:`AdmissibleActions` (and version 0, :class:`AdmissibleActionsV0`),
+:class:`HashedBagOfWords`, :class:`DiffHistory`; for native vector
 environments,
 :class:`VectorEpisodeStatistics`. Multi-agent:
 :class:`MultiAgentToSingleAgent` (plays the other agents with given policies) and
@@ -20,7 +21,12 @@ from rlbench_suite.wrappers.base import (
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
 from rlbench_suite.wrappers.observation import FlattenDictObservation
 from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
-from rlbench_suite.wrappers.text import AdmissibleActions, DiffHistory, HashedBagOfWords
+from rlbench_suite.wrappers.text import (
+    AdmissibleActions,
+    AdmissibleActionsV0,
+    DiffHistory,
+    HashedBagOfWords,
+)
 from rlbench_suite.wrappers.vector import VectorEpisodeStatistics
 
 __all__ = [
@@ -29,6 +35,7 @@ __all__ = [
     "WRAPPERS",
     "ActionMaskInInfo",
     "AdmissibleActions",
+    "AdmissibleActionsV0",
     "DiffHistory",
     "EpisodeStatistics",
     "FlattenDictObservation",

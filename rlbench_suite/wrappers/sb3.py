@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvIndices,
@@ -76,11 +76,7 @@ class VectorEnvToSB3(VecEnv):
     def __init__(self, venv: VectorEnv) -> None:
         mode = venv.metadata.get("autoreset_mode", getattr(venv, "autoreset_mode", None))
         if mode is None or AutoresetMode(mode) != AutoresetMode.SAME_STEP:
-            raise ValueError(
-                f"VectorEnvToSB3 needs a vector env in SAME_STEP autoreset mode (SB3's "
-                f"semantics), got {mode!r}; create it with "
-                "autoreset_mode=AutoresetMode.SAME_STEP"
-            )
+            raise ValueError(_autoreset_error(venv, mode))
         self.venv = venv
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
         self._actions: np.ndarray | None = None
@@ -247,6 +243,37 @@ class VectorEnvToSB3(VecEnv):
             )
             return [None] * self.num_envs
         return self.env_method("render")
+
+
+def _autoreset_error(venv: VectorEnv, mode: Any) -> str:
+    """Why ``venv`` in autoreset ``mode`` cannot be adapted, and how to make it in SAME_STEP."""
+    inner = venv.unwrapped
+    what = type(inner).__name__
+    got = (
+        f"{what} is in {AutoresetMode(mode).name} mode"
+        if mode is not None
+        else f"{what} does not say its autoreset mode (no metadata['autoreset_mode'])"
+    )
+    spec = getattr(venv, "spec", None)
+    env_id = f'"{spec.id}"' if spec is not None else "id"
+    if isinstance(inner, SyncVectorEnv | AsyncVectorEnv):
+        kind = "sync" if isinstance(inner, SyncVectorEnv) else "async"
+        how = (
+            f'gym.make_vec({env_id}, num_envs, vectorization_mode="{kind}", '
+            'vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})'
+        )
+    else:
+        how = (
+            f'gym.make_vec({env_id}, num_envs, vectorization_mode="vector_entry_point", '
+            f"autoreset_mode=AutoresetMode.SAME_STEP), or {what}(..., "
+            "autoreset_mode=AutoresetMode.SAME_STEP)"
+        )
+    return (
+        "VectorEnvToSB3 needs a vector env in SAME_STEP autoreset mode (SB3's semantics: the "
+        f"step that ends an episode already returns the next episode's first observation); {got}. "
+        f"Make it in SAME_STEP mode (from gymnasium.vector import AutoresetMode): {how}. "
+        "See docs/wrappers.md."
+    )
 
 
 def _sb3_episode(stats: dict[str, Any]) -> dict[str, Any]:

@@ -2,11 +2,16 @@
 
 - :class:`AdmissibleActions`: a ``Discrete`` action over the game's
   ``info["admissible_commands"]``, with ``info["action_mask"]`` (int8, the suite's mask
-  convention) so sb3-contrib's ``MaskablePPO`` only picks listed commands.
+  convention) so sb3-contrib's ``MaskablePPO`` only picks listed commands; an unlisted index
+  is a no-op turn with a small penalty, so unmasked learners (PPO, A2C, DQN) train too.
+  :class:`AdmissibleActionsV0` is version 0, which raises on an unlisted index.
 - :class:`HashedBagOfWords`: the text observation as a fixed-size vector of hashed word and
   word-pair counts (a stable hash, so features are the same in every process).
 - :class:`DiffHistory`: each observation as the lines that changed since the previous one
   (after "diff History" for NetHack agents), which keeps long, repetitive texts short.
+
+The observation wrappers pass ``action_masks()`` through from an :class:`AdmissibleActions`
+below them.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import difflib
 import itertools
 import re
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -27,9 +33,17 @@ ADMISSIBLE_KEY = "admissible_commands"
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+INADMISSIBLE_KEY = "inadmissible_action"
+INADMISSIBLE_CHOICES = ("noop", "raise")
+
+
 @register_wrapper("rlbench/AdmissibleActions-v0")
-class AdmissibleActions(VersionedWrapper, gym.Wrapper):
+class AdmissibleActionsV0(VersionedWrapper, gym.Wrapper):
     """Choose among ``info["admissible_commands"]``: action ``i`` sends the ``i``-th command.
+
+    Version 0: an index outside the current list raises ``ValueError``, so only learners that
+    respect ``info["action_mask"]`` (``MaskablePPO``) can use it. :class:`AdmissibleActions`
+    (version 1) makes such an index a no-op turn instead.
 
     Args:
         max_actions: the size of the ``Discrete`` action space. Commands beyond it are left
@@ -65,16 +79,24 @@ class AdmissibleActions(VersionedWrapper, gym.Wrapper):
         obs, info = self.env.reset(**kwargs)
         return obs, self._with_mask(info)
 
-    def step(self, action: Any):
+    def _admissible(self, action: Any) -> int | None:
+        """``action`` as an index into the current commands, or None when it is outside them."""
         index = int(action)
-        if not 0 <= index < len(self.commands):
-            shown = ", ".join(self.commands[:5]) + (", ..." if len(self.commands) > 5 else "")
-            raise ValueError(
-                f"action {index} is not admissible now: {len(self.commands)} commands are "
-                f"listed ({shown}); use info['action_mask']"
-            )
+        return index if 0 <= index < len(self.commands) else None
+
+    def _send(self, index: int):
         obs, reward, terminated, truncated, info = self.env.step(self.commands[index])
         return obs, reward, terminated, truncated, self._with_mask(info)
+
+    def step(self, action: Any):
+        index = self._admissible(action)
+        if index is None:
+            shown = ", ".join(self.commands[:5]) + (", ..." if len(self.commands) > 5 else "")
+            raise ValueError(
+                f"action {int(action)} is not admissible now: {len(self.commands)} commands "
+                f"are listed ({shown}); use info['action_mask']"
+            )
+        return self._send(index)
 
     def action_masks(self) -> np.ndarray:
         """The current mask as booleans (sb3-contrib's ``MaskablePPO`` calls this)."""
@@ -83,13 +105,103 @@ class AdmissibleActions(VersionedWrapper, gym.Wrapper):
         return mask
 
 
+@register_wrapper("rlbench/AdmissibleActions-v1")
+class AdmissibleActions(AdmissibleActionsV0):
+    """Choose among ``info["admissible_commands"]``; any index is a legal action.
+
+    Action ``i`` sends the ``i``-th listed command, as in version 0
+    (:class:`AdmissibleActionsV0`). An index outside the current list (what PPO, A2C or DQN
+    pick when they ignore ``info["action_mask"]``) is, by default, a *no-op turn*: the game is
+    not stepped and never sees the index; the agent gets the previous observation again,
+    reward ``-penalty``, ``terminated=False``, and the previous step's info (the same
+    commands and mask) with ``info["inadmissible_action"]`` set to the index. No-op turns
+    count toward ``max_turns``, so an agent that keeps choosing unlisted indices still sees its
+    episode end (``truncated=True``). An agent that only picks listed commands gets exactly
+    version 0's steps.
+
+    Args:
+        max_actions: the size of the ``Discrete`` action space. Commands beyond it are left
+            out (``info["admissible_truncated"]`` says so).
+        inadmissible: ``"noop"`` (the default) or ``"raise"`` (version 0's ``ValueError``).
+        penalty: subtracted from the reward of a no-op turn (0 or more). The game's own
+            statistics (``info["rlbench_episode"]``, below this wrapper) never include it.
+        max_turns: the most turns of an episode, no-op turns included; ``None`` (the default)
+            takes the env's ``spec.max_episode_steps`` (the game's time limit), if any. A turn
+            that reaches it without the game ending returns ``truncated=True``; such an episode
+            has no ``info["rlbench_episode"]``, since the game did not end it.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        max_actions: int = 32,
+        inadmissible: str = "noop",
+        penalty: float = 0.01,
+        max_turns: int | None = None,
+    ) -> None:
+        if inadmissible not in INADMISSIBLE_CHOICES:
+            raise ValueError(
+                f"inadmissible must be one of {', '.join(INADMISSIBLE_CHOICES)}, "
+                f"got {inadmissible!r}"
+            )
+        if not (np.isfinite(penalty) and penalty >= 0):
+            raise ValueError(f"penalty must be a finite number >= 0, got {penalty!r}")
+        if max_turns is not None and max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1 or None, got {max_turns}")
+        gym.utils.RecordConstructorArgs.__init__(
+            self, max_actions=max_actions, inadmissible=inadmissible, penalty=penalty,
+            max_turns=max_turns,
+        )  # fmt: skip
+        super().__init__(env, max_actions)
+        self.inadmissible, self.penalty = inadmissible, float(penalty)
+        limit = env.spec.max_episode_steps if env.spec is not None else None
+        self.max_turns: int | None = max_turns if max_turns is not None else limit
+        self.turns = 0
+        self._last: tuple[Any, dict[str, Any]] | None = None
+
+    def reset(self, **kwargs: Any):
+        obs, info = super().reset(**kwargs)
+        self.turns, self._last = 0, (obs, info)
+        return obs, info
+
+    def step(self, action: Any):
+        index = self._admissible(action)
+        if index is None and self.inadmissible == "raise":
+            return super().step(action)
+        if self._last is None:
+            raise gym.error.ResetNeeded("call reset before step")
+        self.turns += 1
+        out_of_turns = self.max_turns is not None and self.turns >= self.max_turns
+        if index is None:
+            obs, info = self._last
+            info = {**info, INADMISSIBLE_KEY: int(action)}
+            return obs, 0.0 - self.penalty, False, out_of_turns, info
+        obs, reward, terminated, truncated, info = self._send(index)
+        self._last = (obs, info)
+        return obs, reward, terminated, truncated or out_of_turns, info
+
+
+class ForwardActionMasks:
+    """``action_masks()`` of the :class:`AdmissibleActions` below, on a wrapper above it.
+
+    A property, so that where nothing below has ``action_masks`` the attribute is missing
+    (``hasattr`` is False and sb3-contrib's ``is_masking_supported`` stays right).
+    """
+
+    env: gym.Env
+
+    @property
+    def action_masks(self) -> Callable[[], np.ndarray]:
+        return self.env.get_wrapper_attr("action_masks")
+
+
 def stable_hash(token: str) -> int:
     """A hash of ``token`` that is the same in every process (unlike ``hash``)."""
     return zlib.crc32(token.encode("utf-8"))
 
 
 @register_wrapper("rlbench/HashedBagOfWords-v0")
-class HashedBagOfWords(VersionedWrapper, gym.ObservationWrapper):
+class HashedBagOfWords(ForwardActionMasks, VersionedWrapper, gym.ObservationWrapper):
     """Text observations as ``dim`` float32 counts of hashed words and adjacent word pairs.
 
     Words are lower-cased runs of letters and digits; each word and (with ``pairs``) each
@@ -114,7 +226,7 @@ class HashedBagOfWords(VersionedWrapper, gym.ObservationWrapper):
 
 
 @register_wrapper("rlbench/DiffHistory-v0")
-class DiffHistory(VersionedWrapper, gym.ObservationWrapper):
+class DiffHistory(ForwardActionMasks, VersionedWrapper, gym.ObservationWrapper):
     """Each observation as its difference from the previous one, line by line.
 
     After a reset the observation is the full text; afterwards it is the removed lines
