@@ -4,6 +4,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     analysis_commands,
     catalog_commands,
     eval_commands,
+    text_figures_command,
 )
 from rlbench_suite.cli.common import app
 
