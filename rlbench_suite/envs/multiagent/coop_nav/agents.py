@@ -16,7 +16,17 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlbench_suite.envs.multiagent.coop_nav.core import DAMPING, DT, MASS, MOVES, SENSITIVITY
+from rlbench_suite.envs.multiagent.coop_nav.core import (
+    DAMPING,
+    DT,
+    MASS,
+    MOVES,
+    SENSITIVITY,
+    VELOCITY,
+    agents_in,
+    landmarks_slice,
+    others_slice,
+)
 
 IMPULSE = SENSITIVITY / MASS * DT  # velocity change per unit of action
 COAST = DT / DAMPING  # how far a velocity carries an agent that stops accelerating
@@ -45,16 +55,17 @@ def assign(cost: np.ndarray) -> np.ndarray:
 def aim(observation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The agent's velocity and the point it aims at (relative to it), from its observation."""
     obs = np.asarray(observation, dtype=np.float64)
-    n = (obs.size - 2) // 4
-    landmarks = obs[4 : 4 + 2 * n].reshape(n, 2)
-    others = obs[4 + 2 * n :].reshape(n - 1, 2)
+    n = agents_in(obs.size) or 0
+    landmarks = obs[landmarks_slice(n)].reshape(n, 2)
+    others = obs[others_slice(n)].reshape(n - 1, 2)
     agents = np.vstack([np.zeros(2), others])  # this agent first, all relative to it
     cost = np.linalg.norm(landmarks[None, :, :] - agents[:, None, :], axis=2)
     target = landmarks[assign(cost)[0]]
     apart = np.linalg.norm(others, axis=1)
     near = apart < AVOID_RADIUS
     away = -others[near] / np.maximum(apart[near, None], 1e-9)
-    return obs[:2], target + AVOID_GAIN * ((AVOID_RADIUS - apart[near, None]) * away).sum(axis=0)
+    push = AVOID_GAIN * ((AVOID_RADIUS - apart[near, None]) * away).sum(axis=0)
+    return obs[VELOCITY], target + push
 
 
 class GreedyLandmarks:
@@ -67,7 +78,7 @@ class GreedyLandmarks:
         seed: int | None = None,
     ) -> None:
         if observation_space is not None and (
-            len(observation_space.shape) != 1 or (observation_space.shape[0] - 2) % 4
+            len(observation_space.shape) != 1 or agents_in(observation_space.shape[0]) is None
         ):
             raise ValueError(
                 f"expected a CoopNav observation of 4N + 2 values, got {observation_space.shape}"

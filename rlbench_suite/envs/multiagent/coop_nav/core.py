@@ -72,9 +72,30 @@ def draw(rng: np.random.Generator, num_agents: int) -> np.ndarray:
     return rng.uniform(-1.0, 1.0, (2 * num_agents, 2))
 
 
+# The observation layout: own velocity, own position, the N landmarks relative to the agent,
+# the N - 1 other agents relative to it (in index order), x and y each.
+VELOCITY, POSITION = slice(0, 2), slice(2, 4)
+
+
 def observation_size(num_agents: int) -> int:
     """Own velocity and position, N landmarks and N - 1 other agents, relative: 4N + 2."""
     return 4 * num_agents + 2
+
+
+def agents_in(size: int) -> int | None:
+    """The number of agents N of an observation of ``size`` = 4N + 2 values (None if no N fits)."""
+    n = (size - 2) // 4
+    return n if observation_size(n) == size else None
+
+
+def landmarks_slice(num_agents: int) -> slice:
+    """Where the landmarks (relative to the agent) lie in an observation."""
+    return slice(POSITION.stop, POSITION.stop + 2 * num_agents)
+
+
+def others_slice(num_agents: int) -> slice:
+    """Where the other agents (relative to the agent) lie in an observation."""
+    return slice(landmarks_slice(num_agents).stop, observation_size(num_agents))
 
 
 def controls(actions: np.ndarray, continuous: bool) -> np.ndarray:
@@ -148,8 +169,9 @@ def observations(state: CoopNavState) -> np.ndarray:
     agent, the other agents (in index order) relative to the agent."""
     _, n, batch = state.pos.shape
     out = np.empty((observation_size(n), n, batch), np.float32)
-    out[0:2], out[2:4] = state.vel, state.pos
-    out[4 : 4 + 2 * n].reshape(n, 2, n, batch)[:] = state.to_landmarks.transpose(2, 0, 1, 3)
+    out[VELOCITY], out[POSITION] = state.vel, state.pos
+    landmarks = state.to_landmarks.transpose(2, 0, 1, 3)
+    out[landmarks_slice(n)].reshape(n, 2, n, batch)[:] = landmarks
     others = state.between[:, np.arange(n)[:, None], state.others]  # (2, N, N - 1, B)
-    out[4 + 2 * n :].reshape(n - 1, 2, n, batch)[:] = others.transpose(2, 0, 1, 3)
+    out[others_slice(n)].reshape(n - 1, 2, n, batch)[:] = others.transpose(2, 0, 1, 3)
     return out.transpose(2, 1, 0)

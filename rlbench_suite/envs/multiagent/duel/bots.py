@@ -22,14 +22,17 @@ from rlbench_suite.envs.multiagent.duel.rules import (
     BACK,
     BLOCK,
     FORWARD,
+    ME,
     NOOP,
     OBS_SIZE,
+    OPPONENT,
+    PHASE,
     PHASES,
     REACH,
     WIDTH,
+    X,
+    fighter,
 )
-
-_OTHER_PHASE = slice(17, 23)  # the opponent's phase one-hot in the observation
 
 
 class _Bot(abc.ABC):
@@ -47,9 +50,10 @@ class _Bot(abc.ABC):
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> int:
         obs = np.asarray(observation)
-        ahead = float(obs[12]) * WIDTH  # the opponent's distance in front of us [m]
-        phase = PHASES[int(np.argmax(obs[_OTHER_PHASE]))]
-        own_phase = PHASES[int(np.argmax(obs[5:11]))]
+        mine, theirs = fighter(obs, ME), fighter(obs, OPPONENT)
+        ahead = float(theirs[X]) * WIDTH  # the opponent's distance in front of us [m]
+        phase = PHASES[int(np.argmax(theirs[PHASE]))]
+        own_phase = PHASES[int(np.argmax(mine[PHASE]))]
         return self.decide(ahead, phase, own_phase)
 
     @abc.abstractmethod

@@ -12,6 +12,15 @@ Observations and moves are egocentric: every position and velocity is mirrored s
 fighter faces +x, the opponent's are relative to the fighter (:func:`observe`), and the
 moves are ``back`` and ``forward`` (along the way the fighter faces), so both seats play
 the same game.
+
+The observation layout is named here once (:func:`observe` writes it, the ladder's bots
+read it): a block of ``FIGHTER_SIZE`` values for the fighter (at :data:`ME`), one for the
+opponent (at :data:`OPPONENT`), then the fraction of the round left (:data:`TIME_LEFT`).
+Inside a block: :data:`X` (own: position over the arena width, from the wall behind;
+opponent: its distance in front over the width), :data:`Y` (height; the opponent's relative),
+:data:`VX`, :data:`VY` (over the walking and jump speeds), :data:`HP` (health over
+``HEALTH``), :data:`PHASE` (one-hot over :data:`PHASES`) and :data:`TIMER` (frames left in
+the phase over ``RECOVERY``).
 """
 
 from __future__ import annotations
@@ -31,7 +40,12 @@ STARTUP, ACTIVE, RECOVERY, HITSTUN = 3, 2, 6, 7  # frames
 REACH, MIN_GAP, HIGH = 1.4, 0.6, 0.9  # m
 DAMAGE, CHIP, HEALTH = 10.0, 1.0, 100.0
 KNOCKBACK, BLOCK_PUSH = 0.8, 0.4  # m
-OBS_SIZE = 25
+X, Y, VX, VY, HP = range(5)  # the observation layout (see the module docstring)
+PHASE = slice(HP + 1, HP + 1 + len(PHASES))
+TIMER = PHASE.stop
+FIGHTER_SIZE = TIMER + 1
+ME, OPPONENT, TIME_LEFT = 0, FIGHTER_SIZE, 2 * FIGHTER_SIZE
+OBS_SIZE = TIME_LEFT + 1
 
 
 @dataclass
@@ -154,14 +168,23 @@ def _apply_hit(attacker: Fighter, defender: Fighter, guarded: bool) -> float:
 def observe(me: Fighter, other: Fighter, time_left: float) -> np.ndarray:
     """The egocentric observation of ``me`` (``OBS_SIZE`` float32 values)."""
     s = me.facing
+    obs = np.zeros(OBS_SIZE, np.float32)
     own_x = me.x / WIDTH if s > 0 else 1.0 - me.x / WIDTH
-    values = [own_x, me.y, me.vx * s / SPEED, me.vy / JUMP_SPEED, me.health / HEALTH,
-              *_one_hot(me.phase), me.timer / RECOVERY,
-              (other.x - me.x) * s / WIDTH, other.y - me.y, other.vx * s / SPEED,
-              other.vy / JUMP_SPEED, other.health / HEALTH, *_one_hot(other.phase),
-              other.timer / RECOVERY, time_left]  # fmt: skip
-    return np.asarray(values, dtype=np.float32)
+    _write_fighter(fighter(obs, ME), me, own_x, me.y, s)
+    _write_fighter(fighter(obs, OPPONENT), other, (other.x - me.x) * s / WIDTH, other.y - me.y, s)
+    obs[TIME_LEFT] = time_left
+    return obs
 
 
-def _one_hot(phase: str) -> list[float]:
-    return [1.0 if phase == p else 0.0 for p in PHASES]
+def _write_fighter(values: np.ndarray, f: Fighter, x: float, y: float, facing: int) -> None:
+    """Fill a fighter block with ``f``'s state seen by an observer facing ``facing``."""
+    values[X], values[Y] = x, y
+    values[VX], values[VY] = f.vx * facing / SPEED, f.vy / JUMP_SPEED
+    values[HP] = f.health / HEALTH
+    values[PHASE.start + PHASES.index(f.phase)] = 1.0
+    values[TIMER] = f.timer / RECOVERY
+
+
+def fighter(observation: np.ndarray, block: int) -> np.ndarray:
+    """The values of the fighter ``block`` (:data:`ME` or :data:`OPPONENT`) of an observation."""
+    return observation[block : block + FIGHTER_SIZE]

@@ -28,31 +28,25 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rlbench_suite.envs.multiagent.kitchen.env import (
-    CHOPPED,
-    INTERACT,
-    MOVES,
-    NOTHING,
-    OBS_SIZE,
-    ONION,
-    PLANES,
-    PLATE,
-    POT_CAPACITY,
-    SOUP,
-)
+from rlbench_suite.envs.multiagent.kitchen.env import INTERACT, MOVES, POT_CAPACITY
 from rlbench_suite.envs.multiagent.kitchen.layouts import (
     BOARD,
+    CHOPPED,
     COUNTER,
     CRATE,
     FLOOR,
     MAX_COLS,
     MAX_ROWS,
+    NOTHING,
+    ONION,
+    PLATE,
     PLATES,
     POT,
+    SOUP,
     WINDOW,
 )
+from rlbench_suite.envs.multiagent.kitchen.observation import OBS_SIZE, Cell, decode
 
-Cell = tuple[int, int]
 DETOUR = 2  # extra steps a cook walks to go around its partner rather than wait
 STAGE = {NOTHING: 0, ONION: 1, CHOPPED: 2, PLATE: 3, SOUP: 4}  # right of way when head to head
 _PREFIX = f"module:{__name__}:"
@@ -71,18 +65,11 @@ class _Kitchen:
     """The kitchen as one cook sees it, decoded from its observation."""
 
     def __init__(self, observation: np.ndarray) -> None:
-        obs = np.asarray(observation, np.float32)
-        planes = obs[: PLANES * MAX_ROWS * MAX_COLS].reshape(PLANES, MAX_ROWS, MAX_COLS)
-        extra = obs[-17:]
-        known = planes[:7].max(axis=0) > 0.5
-        self.tiles = np.where(known, planes[:7].argmax(axis=0), -1)
-        self.items = np.where(planes[7:11].max(axis=0) > 0.5, planes[7:11].argmax(axis=0) + 1, 0)
-        self.onions = np.rint(planes[12] * POT_CAPACITY).astype(int)
-        self.me: Cell = tuple(np.argwhere(planes[14] > 0.5)[0])  # type: ignore[assignment]
-        self.partner: Cell = tuple(np.argwhere(planes[15] > 0.5)[0])  # type: ignore[assignment]
-        self.facing = int(extra[:4].argmax()) + 1
-        self.held = int(extra[4:8].argmax()) + 1 if extra[4:8].max() > 0.5 else NOTHING
-        self.partner_held = int(extra[12:16].argmax()) + 1 if extra[12:16].max() > 0.5 else 0
+        view = decode(observation)
+        self.tiles, self.items = view.tiles, view.items
+        self.onions = np.rint(view.pot * POT_CAPACITY).astype(int)
+        self.me, self.partner = view.me, view.partner
+        self.facing, self.held, self.partner_held = view.facing, view.held, view.partner_held
         self.reach = self._floor_reachable()
 
     def _floor_reachable(self) -> set[Cell]:

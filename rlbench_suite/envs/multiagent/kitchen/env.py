@@ -16,14 +16,14 @@
   add a chopped onion to a pot that is not full, plate a ready soup, deliver a soup.
 - **Rewards** (shared by both cooks, so each cook's return is the team return): +20 per
   soup delivered; shaping +1 per chopped onion put in the pot and +3 per soup plated.
-- **Observation** (float32 in [0, 1], ``OBS_SIZE`` values, the same for every layout):
-  16 planes of ``MAX_ROWS`` x ``MAX_COLS`` (the layout at the top left, zero padding) -
-  7 tile planes (floor, counter, crate, plate stack, board, pot, window), 4 item planes
-  (onion, chopped onion, plate, soup on counters and boards), chop progress on boards,
-  onions in the pot over 3, cooking progress (1 = ready), own cell, partner's cell - then
-  own facing (4, one-hot up/down/left/right), own held item (4, one-hot onion/chopped/
-  plate/soup), the partner's facing and held item (4 + 4), and the elapsed fraction of
-  ``max_cycles`` (1).
+- **Observation** (float32 in [0, 1], ``OBS_SIZE`` values, the same for every layout; the
+  layout is named in :mod:`.observation`): 16 planes of ``MAX_ROWS`` x ``MAX_COLS`` (the
+  layout at the top left, zero padding) - 7 tile planes (floor, counter, crate, plate stack,
+  board, pot, window), 4 item planes (onion, chopped onion, plate, soup on counters and
+  boards), chop progress on boards, onions in the pot over 3, cooking progress (1 = ready),
+  own cell, partner's cell - then own facing (4, one-hot up/down/left/right), own held item
+  (4, one-hot onion/chopped/plate/soup), the partner's facing and held item (4 + 4), and the
+  elapsed fraction of ``max_cycles`` (1).
 - **End**: truncation after ``max_cycles`` cycles. ``info["deliveries"]`` counts soups
   delivered so far; ``info["success"]`` is whether at least one has been.
 """
@@ -39,24 +39,29 @@ from pettingzoo import ParallelEnv
 
 from rlbench_suite.envs.multiagent.kitchen.layouts import (
     BOARD,
+    CHOPPED,
     COUNTER,
     CRATE,
     FLOOR,
-    MAX_COLS,
-    MAX_ROWS,
+    NOTHING,
+    ONION,
+    PLATE,
     PLATES,
     POT,
+    SOUP,
     WINDOW,
     parse_layout,
+)
+from rlbench_suite.envs.multiagent.kitchen.observation import (
+    OBS_SIZE,
+    cook_observation,
+    planes,
 )
 
 MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]])  # stay, up, down, left, right
 INTERACT = 5
-NOTHING, ONION, CHOPPED, PLATE, SOUP = range(5)
 CHOP_STEPS, COOK_TIME, POT_CAPACITY = 3, 10, 3
 DELIVERY_REWARD, ONION_IN_POT_REWARD, PLATING_REWARD = 20.0, 1.0, 3.0
-PLANES = 16
-OBS_SIZE = PLANES * MAX_ROWS * MAX_COLS + 17
 AGENTS = ("cook_0", "cook_1")
 COLOURS = {FLOOR: (235, 225, 205), COUNTER: (150, 110, 70), CRATE: (230, 200, 60),
            PLATES: (200, 200, 220), BOARD: (120, 180, 90), POT: (60, 60, 60),
@@ -207,28 +212,18 @@ class KitchenEnv(ParallelEnv):
         return {"deliveries": self.deliveries, "success": self.deliveries > 0}
 
     def _observations(self) -> dict[str, np.ndarray]:
-        rows, cols = self.tiles.shape
-        planes = np.zeros((PLANES, MAX_ROWS, MAX_COLS), np.float32)
-        for code in range(7):
-            planes[code, :rows, :cols] = self.tiles == code
-        for item in (ONION, CHOPPED, PLATE, SOUP):
-            planes[6 + item, :rows, :cols] = self.items == item
-        planes[11, :rows, :cols] = self.chop / CHOP_STEPS
-        planes[12, :rows, :cols] = self.pot_onions / POT_CAPACITY
-        planes[13, :rows, :cols] = self.pot_cook / COOK_TIME
+        shared = planes(self.tiles, self.items, self.chop / CHOP_STEPS,
+                        self.pot_onions / POT_CAPACITY, self.pot_cook / COOK_TIME)  # fmt: skip
         out = {}
         for agent in self.agents:
-            other = AGENTS[1 - AGENTS.index(agent)]
-            own = planes.copy()
-            own[14][tuple(self.position[agent])] = 1.0
-            own[15][tuple(self.position[other])] = 1.0
-            extra = np.zeros(17, np.float32)
-            for offset, who in ((0, agent), (8, other)):
-                extra[offset + self.facing[who] - 1] = 1.0
-                if self.held[who] != NOTHING:
-                    extra[offset + 3 + self.held[who]] = 1.0
-            extra[16] = self.cycle / self.max_cycles
-            out[agent] = np.concatenate([own.ravel(), extra])
+            pair = (agent, AGENTS[1 - AGENTS.index(agent)])
+            out[agent] = cook_observation(
+                shared,
+                cells=(self.position[pair[0]], self.position[pair[1]]),
+                facings=(self.facing[pair[0]], self.facing[pair[1]]),
+                held=(self.held[pair[0]], self.held[pair[1]]),
+                elapsed=self.cycle / self.max_cycles,
+            )
         return out
 
     def render(self) -> np.ndarray | None:

@@ -1,4 +1,4 @@
-"""Kitchen layouts for ``rlbench/Kitchen-v0``: ASCII maps, tile codes and their parsing.
+"""Kitchen layouts for ``rlbench/Kitchen-v0``: tile and item codes, ASCII maps and their parsing.
 
 Map characters: ``.`` floor, ``#`` counter, ``O`` onion crate, ``P`` plate stack, ``B``
 chopping board, ``K`` pot (on a stove), ``S`` serving window; ``1`` and ``2`` are floor
@@ -15,6 +15,9 @@ import numpy as np
 
 FLOOR, COUNTER, CRATE, PLATES, BOARD, POT, WINDOW = range(7)
 TILE_NAMES = ("floor", "counter", "onion crate", "plate stack", "board", "pot", "window")
+NOTHING, ONION, CHOPPED, PLATE, SOUP = range(5)
+ITEMS = (ONION, CHOPPED, PLATE, SOUP)
+"""Item codes: what a cook holds or a counter or board carries (``NOTHING``: empty)."""
 CHARS = {".": FLOOR, "#": COUNTER, "O": CRATE, "P": PLATES, "B": BOARD, "K": POT, "S": WINDOW}
 MAX_ROWS, MAX_COLS = 7, 9
 

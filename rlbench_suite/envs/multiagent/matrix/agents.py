@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlbench_suite.envs.multiagent.matrix.game import JOINT_ACTIONS, opponent_last_action
 from rlbench_suite.envs.multiagent.matrix.solve import best_response, nash_equilibria
 from rlbench_suite.envs.multiagent.matrix.topology import Game, get_game
 
@@ -105,7 +106,7 @@ class TitForTat:
     (read from the observation's most recent joint action, which needs ``history >= 1``)."""
 
     def __init__(self, observation_space: Any = None, first: int = 0) -> None:
-        if observation_space is not None and observation_space.shape[0] < 5:
+        if observation_space is not None and observation_space.shape[0] <= JOINT_ACTIONS:
             raise ValueError(
                 "TitForTat reads the last joint action from the observation: make the game "
                 f"with history >= 1 (observation shape {observation_space.shape})"
@@ -118,8 +119,8 @@ class TitForTat:
         """Tit for tat is deterministic and reads its memory from the observation."""
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        last = np.asarray(observation)[:4]
-        return int(np.argmax(last)) % 2 if last.any() else self.first
+        last = opponent_last_action(observation)
+        return self.first if last is None else last
 
 
 class PrisonersDilemmaBestResponse(BestResponsePolicy):

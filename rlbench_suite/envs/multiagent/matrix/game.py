@@ -10,9 +10,10 @@ not a time limit.
 Observation of each agent (float32, shape ``4 * history + 1``), from its own perspective:
 the last ``history`` joint actions, most recent first, each one-hot over ``2 * own + other``
 (zeros before there are that many rounds), then the fraction of rounds still to play
-(1 at the start, 0 at the end). Both agents
-thus share one observation space (parameter sharing works), and the opponent's last action
-is ``argmax(obs[:4]) % 2`` once a round has been played.
+(1 at the start, 0 at the end): :func:`joint_action_slot` and :data:`ROUNDS_LEFT` name the
+layout. Both agents thus share one observation space (parameter sharing works), and
+:func:`opponent_last_action` reads the opponent's last action back once a round has been
+played.
 
 :class:`MatrixGameBatch` is the NumPy core stepping many games at once; the environment is
 its one-game case and :class:`~rlbench_suite.envs.multiagent.matrix.vector.MatrixGameVectorEnv`
@@ -39,9 +40,26 @@ def check_int(name: str, value: Any, low: int) -> int:
     return int(value)
 
 
+JOINT_ACTIONS = 4  # one-hot slots per past round: 2 * own action + other's action
+ROUNDS_LEFT = -1  # the last value: the fraction of rounds still to play
+
+
+def joint_action_slot(rounds_ago: int, own: Any, other: Any) -> Any:
+    """The index of the one-hot of joint action ``(own, other)`` played ``rounds_ago`` + 1
+    rounds ago (0: the most recent round)."""
+    return JOINT_ACTIONS * rounds_ago + 2 * own + other
+
+
+def opponent_last_action(observation: Any) -> int | None:
+    """The opponent's action in the most recent round, or None before any (the observation
+    must have ``history >= 1``)."""
+    last = np.asarray(observation)[:JOINT_ACTIONS]
+    return int(np.argmax(last)) % 2 if last.any() else None
+
+
 def observation_space(history: int) -> spaces.Box:
     """The observation space of one agent."""
-    return spaces.Box(0.0, 1.0, (4 * history + 1,), np.float32)
+    return spaces.Box(0.0, 1.0, (JOINT_ACTIONS * history + 1,), np.float32)
 
 
 class MatrixGameBatch:
@@ -80,13 +98,13 @@ class MatrixGameBatch:
     def observations(self) -> np.ndarray:
         """Each agent's observation from its own perspective, shape (num_games, 2, 4h + 1)."""
         n, h = self.num_games, self.history
-        obs = np.zeros((n, 2, 4 * h + 1), dtype=np.float32)
+        obs = np.zeros((n, 2, JOINT_ACTIONS * h + 1), dtype=np.float32)
         seen = self.past[..., 0] >= 0
         games, steps = np.nonzero(seen)
         for player in (0, 1):
             own, other = self.past[games, steps, player], self.past[games, steps, 1 - player]
-            obs[games, player, 4 * steps + 2 * own + other] = 1.0
-        obs[:, :, -1] = (1.0 - self.played / self.rounds)[:, None]
+            obs[games, player, joint_action_slot(steps, own, other)] = 1.0
+        obs[:, :, ROUNDS_LEFT] = (1.0 - self.played / self.rounds)[:, None]
         return obs
 
 

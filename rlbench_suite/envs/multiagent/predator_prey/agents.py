@@ -11,14 +11,21 @@ from typing import Any
 
 import numpy as np
 
-MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]])  # as the environment's
+from rlbench_suite.envs.multiagent.predator_prey.env import (
+    MOVES,
+    OBSTACLES,
+    PREDATORS,
+    PREY,
+    decode,
+    window_width,
+)
 
 
 class PredatorPreyScripted:
     """Chase (predators) or flee (prey) by the local window; seeded tie-breaking."""
 
     def __init__(self, observation_space: Any = None, seed: int | None = None) -> None:
-        if observation_space is not None and _window_width(observation_space.shape[0]) is None:
+        if observation_space is not None and window_width(observation_space.shape[0]) is None:
             raise ValueError(f"not a PredatorPrey observation: shape {observation_space.shape}")
         self.rng = np.random.default_rng(seed)
 
@@ -26,12 +33,10 @@ class PredatorPreyScripted:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> int:
-        obs = np.asarray(observation)
-        width = _window_width(len(obs)) or 1
-        walls, predators, prey = obs[: 3 * width * width].reshape(3, width, width)
-        centre = width // 2
-        is_predator = obs[-1] > 0.5
-        targets = np.argwhere(prey > 0) if is_predator else np.argwhere(predators > 0)
+        window, is_predator = decode(observation)
+        walls = window[OBSTACLES]
+        centre = window.shape[1] // 2
+        targets = np.argwhere(window[PREY if is_predator else PREDATORS] > 0)
         free = [m for m in range(5) if not walls[centre + MOVES[m][0], centre + MOVES[m][1]]]
         if len(targets) == 0:
             return int(self.rng.choice(free))
@@ -43,8 +48,3 @@ class PredatorPreyScripted:
         best = [m for m, s in zip(free, scores, strict=True) if s == min(scores)]
         return int(self.rng.choice(best))
 
-
-def _window_width(size: int) -> int | None:
-    """The window width of an observation of ``size`` values (3 w^2 + 3), or None."""
-    width = round(np.sqrt(max(size - 3, 0) / 3))
-    return width if width % 2 == 1 and 3 * width * width + 3 == size else None

@@ -13,8 +13,9 @@ together, prey are rewarded for surviving.
 - **Rewards**: each predator gets +10 for every prey caught in the cycle, each caught prey
   -10; every cycle costs predators 0.01 and earns surviving prey 0.01.
 - **Observation** (float32): an egocentric (2 ``view`` + 1)^2 window with three channels
-  (wall or obstacle, predators, prey; counts), then the agent's own position over ``size``
-  (2) and its role (1 for a predator, 0 for a prey).
+  (:data:`OBSTACLES`: wall or obstacle, :data:`PREDATORS`, :data:`PREY`; counts), then the
+  agent's own position over ``size`` (:data:`POSITION`, 2) and its role (:data:`ROLE`, 1 for
+  a predator, 0 for a prey); :func:`decode` reads it back.
 - **End**: all prey caught (everyone terminates) or ``max_cycles`` cycles (truncation).
   ``info["caught"]`` counts the prey caught so far; ``info["success"]`` is whether all are.
 """
@@ -30,6 +31,25 @@ from pettingzoo import ParallelEnv
 
 MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]])  # stay, up, down, left, right
 CAPTURE_REWARD, STEP_COST = 10.0, 0.01
+# The observation layout: the window's channels, then (from the end) position and role.
+OBSTACLES, PREDATORS, PREY = range(3)
+CHANNELS = 3
+POSITION, ROLE = slice(-3, -1), -1
+TAIL = 3  # the values after the window
+
+
+def window_width(size: int) -> int | None:
+    """The window width of an observation of ``size`` values (3 w^2 + 3), or None."""
+    width = round(np.sqrt(max(size - TAIL, 0) / CHANNELS))
+    return width if width % 2 == 1 and CHANNELS * width * width + TAIL == size else None
+
+
+def decode(observation: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The window ``(CHANNELS, w, w)`` (the agent at its centre) and whether it is a predator."""
+    obs = np.asarray(observation)
+    width = window_width(len(obs)) or 1
+    window = obs[: CHANNELS * width * width].reshape(CHANNELS, width, width)
+    return window, bool(obs[ROLE] > 0.5)
 
 
 class PredatorPreyEnv(ParallelEnv):
@@ -66,8 +86,8 @@ class PredatorPreyEnv(ParallelEnv):
         self.possible_agents = self.predators + self.prey
         self.agents: list[str] = []
         width = 2 * view + 1
-        space = gym.spaces.Box(0.0, float(len(self.possible_agents)), (3 * width * width + 3,),
-                               np.float32)  # fmt: skip
+        space = gym.spaces.Box(0.0, float(len(self.possible_agents)),
+                               (CHANNELS * width * width + TAIL,), np.float32)  # fmt: skip
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gym.spaces.Discrete(5) for a in self.possible_agents}
         self.blocked = np.ones((size + 2, size + 2), bool)  # walls around the grid
@@ -148,9 +168,9 @@ class PredatorPreyEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, np.ndarray]:
         v, pad = self.view, self.view + 1
-        layers = np.zeros((3, self.size + 2 + 2 * pad, self.size + 2 + 2 * pad), np.float32)
-        layers[0] = np.pad(self.blocked, pad, constant_values=True)
-        for group, channel in ((self.predators, 1), (self.prey, 2)):
+        layers = np.zeros((CHANNELS, self.size + 2 + 2 * pad, self.size + 2 + 2 * pad), np.float32)
+        layers[OBSTACLES] = np.pad(self.blocked, pad, constant_values=True)
+        for group, channel in ((self.predators, PREDATORS), (self.prey, PREY)):
             for agent in group:
                 if agent in self.agents:
                     r, c = self.position[agent] + pad
@@ -158,10 +178,11 @@ class PredatorPreyEnv(ParallelEnv):
         out = {}
         for agent in self.agents:
             r, c = self.position[agent] + pad
-            window = layers[:, r - v : r + v + 1, c - v : c + v + 1].ravel()
-            own = (self.position[agent] - 1) / self.size
-            role = 1.0 if agent in self.predators else 0.0
-            out[agent] = np.concatenate([window, own, [role]]).astype(np.float32)
+            obs = np.empty(CHANNELS * (2 * v + 1) ** 2 + TAIL, np.float32)
+            obs[:-TAIL] = layers[:, r - v : r + v + 1, c - v : c + v + 1].ravel()
+            obs[POSITION] = (self.position[agent] - 1) / self.size
+            obs[ROLE] = 1.0 if agent in self.predators else 0.0
+            out[agent] = obs
         return out
 
     def render(self) -> np.ndarray | None:

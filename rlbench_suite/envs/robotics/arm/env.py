@@ -10,9 +10,12 @@ Shared by the three tasks:
 - **Action** ``Box(-1, 1, (4,), float32)``: ``a[:3]`` moves the end-effector target by
   ``a[:3] * 0.025`` m from the current end-effector position (clipped to the workspace);
   ``a[3]`` commands the gripper, -1 fully open (9 cm gap) to +1 closed.
-- **Observation** ``Box(-inf, inf, (22,), float64)``: end-effector position (3), gripper
-  opening in metres (1), end-effector velocity (3), block position (3), block minus end
-  effector (3), goal (3), goal minus block (3), goal minus end effector (3).
+- **Observation** ``Box(-inf, inf, (22,), float64)``: end-effector position (:data:`EE`, 3),
+  gripper opening in metres (:data:`OPENING`, 1), end-effector velocity (:data:`EE_VELOCITY`,
+  3), block position (:data:`BLOCK`, 3), block minus end effector (:data:`BLOCK_FROM_EE`, 3),
+  goal (:data:`GOAL`, 3), goal minus block (:data:`GOAL_FROM_BLOCK`, 3), goal minus end
+  effector (:data:`GOAL_FROM_EE`, 3). The env's rewards and the scripted controllers read it
+  by these names.
 - **Control**: 25 Hz (5 physics steps of 8 ms).
 - **Episodes** never terminate (Meta-World's rule); the card's ``max_episode_steps`` truncates.
   ``info["success"]`` is reported on every step; an episode is a success if any step is.
@@ -54,7 +57,10 @@ BLOCK_HALF = 0.02
 PARKED_BLOCK = np.array([0.33, 0.0, BLOCK_HALF])
 """Where the block rests, out of the arm's reach, in the reach task."""
 
-OBS_SIZE = 22
+EE, OPENING, EE_VELOCITY, BLOCK = slice(0, 3), 3, slice(4, 7), slice(7, 10)
+BLOCK_FROM_EE, GOAL, GOAL_FROM_BLOCK, GOAL_FROM_EE = (slice(i, i + 3) for i in (10, 13, 16, 19))
+"""The observation layout (see the module docstring)."""
+OBS_SIZE = GOAL_FROM_EE.stop
 RENDER_HELP = (
     "MuJoCo could not open an offscreen rendering context. Headless machines need EGL "
     "(apt-get install libegl1; MUJOCO_GL=egl) or OSMesa (apt-get install libosmesa6; "
@@ -187,19 +193,12 @@ class ArmEnv(MujocoEnv, abc.ABC):
         data = self.data
         ee = data.qpos[:3]  # the gantry's joint positions are the grip point's position
         block = data.qpos[self._block_qpos : self._block_qpos + 3]
-        opening = data.qpos[3] + data.qpos[4]
-        return np.concatenate(
-            [
-                ee,
-                [opening],
-                data.qvel[:3],
-                block,
-                block - ee,
-                self.goal,
-                self.goal - block,
-                self.goal - ee,
-            ]
-        )
+        obs = np.empty(OBS_SIZE)
+        obs[EE], obs[OPENING], obs[EE_VELOCITY] = ee, data.qpos[3] + data.qpos[4], data.qvel[:3]
+        obs[BLOCK], obs[BLOCK_FROM_EE] = block, block - ee
+        goal = self.goal
+        obs[GOAL], obs[GOAL_FROM_BLOCK], obs[GOAL_FROM_EE] = goal, goal - block, goal - ee
+        return obs
 
     def _grasped(self) -> bool:
         """Both fingers touch the block."""
@@ -240,7 +239,7 @@ class ArmReachEnv(ArmEnv):
                 return goal.copy(), PARKED_BLOCK.copy(), goal
 
     def _evaluate(self, obs: NDArray[np.float64]) -> tuple[float, bool, dict[str, Any]]:
-        distance = _distance(obs[19:22])
+        distance = _distance(obs[GOAL_FROM_EE])
         success = distance < self.success_threshold
         info = {"success": success, "distance": distance, "goal": self.goal.copy()}
         return _closeness(distance), success, info
@@ -264,7 +263,7 @@ class _BlockTaskEnv(ArmEnv):
                 return np.concatenate([block_xy, varied]), block, goal
 
     def _evaluate(self, obs: NDArray[np.float64]) -> tuple[float, bool, dict[str, Any]]:
-        reach, distance = _distance(obs[10:13]), _distance(obs[16:19])
+        reach, distance = _distance(obs[BLOCK_FROM_EE]), _distance(obs[GOAL_FROM_BLOCK])
         grasped = self._grasped()
         success = distance < self.success_threshold
         reward = 0.5 * _closeness(reach) + self._grasp_bonus * grasped + _closeness(distance)

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from rlbench_suite.envs.robotics.arm.env import MAX_DELTA
+from rlbench_suite.envs.robotics.arm.env import BLOCK, EE, GOAL, MAX_DELTA, OPENING
 
 OPEN, CLOSE = -1.0, 1.0
 SAFE_Z = 0.09
@@ -44,7 +44,7 @@ class _ArmScripted(abc.ABC):
         """The action for ``observation`` (``info`` is not used)."""
         obs = np.asarray(observation, dtype=np.float64)
         waypoint, grip = self._plan(obs)
-        return _move(obs[0:3], waypoint, grip)
+        return _move(obs[EE], waypoint, grip)
 
     @abc.abstractmethod
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
@@ -62,14 +62,14 @@ class ArmReachScripted(_ArmScripted):
     """Move straight to the goal."""
 
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-        return obs[13:16], OPEN
+        return obs[GOAL], OPEN
 
 
 class ArmPickPlaceScripted(_ArmScripted):
     """Above the block, descend, close, then carry the block to the goal."""
 
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-        ee, opening, block, goal = obs[0:3], obs[3], obs[7:10], obs[13:16]
+        ee, opening, block, goal = obs[EE], obs[OPENING], obs[BLOCK], obs[GOAL]
         offset = block - ee
         horizontal = float(np.hypot(offset[0], offset[1]))
         if 0.025 < opening < 0.045 and float(np.sqrt(offset @ offset)) < 0.02:
@@ -88,7 +88,7 @@ class ArmPushScripted(_ArmScripted):
     """Get behind the block (as seen from the goal) at table height, then push it there."""
 
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-        ee, block, goal = obs[0:3], obs[7:10], obs[13:16]
+        ee, block, goal = obs[EE], obs[BLOCK], obs[GOAL]
         to_goal = goal[:2] - block[:2]
         remaining = float(np.hypot(*to_goal))
         if remaining < 0.01:

@@ -4,8 +4,10 @@ Every instance owns one headless (``DIRECT``) PyBullet client, so several can li
 process; :meth:`KukaReachEnv.close` disconnects it. Physics runs at 240 Hz and the policy
 acts at 30 Hz (:data:`FRAME_SKIP` substeps per step).
 
-Observation (23 floats, float64): joint positions (7, rad), joint velocities (7, rad/s),
-end-effector position (3, m), target position (3, m), target minus end effector (3, m).
+Observation (23 floats, float64): joint positions (:data:`JOINT_POSITIONS`, 7, rad), joint
+velocities (:data:`JOINT_VELOCITIES`, 7, rad/s), end-effector position (:data:`EE`, 3, m),
+target position (:data:`TARGET`, 3, m), target minus end effector (:data:`TARGET_FROM_EE`, 3,
+m); the scripted controller reads it by these names.
 The end effector is the point :data:`TOOL_OFFSET` metres along the z axis of the last link
 (PyBullet link 6, ``lbr_iiwa_link_7``), in the world frame (the robot's base frame).
 
@@ -47,7 +49,10 @@ HOME = np.array([0.0, 0.4, 0.0, -1.4, 0.0, 0.8, 0.0])
 HOME_NOISE = 0.1
 TARGET_LOW = np.array([0.3, -0.35, 0.2])
 TARGET_HIGH = np.array([0.7, 0.35, 0.7])
-OBS_SIZE = 2 * N_JOINTS + 3 * 3  # q, qd, ee, target, target - ee
+JOINT_POSITIONS, JOINT_VELOCITIES = slice(0, N_JOINTS), slice(N_JOINTS, 2 * N_JOINTS)
+EE, TARGET, TARGET_FROM_EE = (slice(2 * N_JOINTS + i, 2 * N_JOINTS + i + 3) for i in (0, 3, 6))
+"""The observation layout (see the module docstring)."""
+OBS_SIZE = TARGET_FROM_EE.stop
 
 
 class KukaReachEnv(gym.Env[np.ndarray, np.ndarray]):
@@ -140,7 +145,9 @@ class KukaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         ee = np.array(link[4]) + TOOL_OFFSET * z_axis
         delta = self._target - ee
         distance = float(np.linalg.norm(delta))
-        obs = np.concatenate([q, qd, ee, self._target, delta])
+        obs = np.empty(OBS_SIZE)
+        obs[JOINT_POSITIONS], obs[JOINT_VELOCITIES] = q, qd
+        obs[EE], obs[TARGET], obs[TARGET_FROM_EE] = ee, self._target, delta
         info = {
             "success": distance < SUCCESS_DISTANCE,
             "distance": distance,

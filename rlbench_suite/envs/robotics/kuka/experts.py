@@ -18,8 +18,10 @@ import numpy as np
 
 from rlbench_suite.envs.robotics.kuka.env import (
     HOME,
+    JOINT_POSITIONS,
     MAX_JOINT_STEP,
     N_JOINTS,
+    TARGET_FROM_EE,
     TOOL_OFFSET,
     URDF_PATH,
 )
@@ -99,7 +101,7 @@ class KukaReachScripted:
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         observation = np.asarray(observation, dtype=np.float64)
-        q, error = observation[:N_JOINTS], observation[-3:]
+        q, error = observation[JOINT_POSITIONS], observation[TARGET_FROM_EE]
         _, jacobian = tool_jacobian(self.origins, q)
         free = np.ones(N_JOINTS, dtype=bool)
         for _ in range(N_JOINTS):

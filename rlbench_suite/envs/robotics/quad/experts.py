@@ -1,11 +1,11 @@
 """The PID reference controller of the quadrotor tasks, acting from the observation alone.
 
-It reads the target relative to the drone (the first three observation values of both
-``QuadHover`` and ``QuadWaypoints``: the target, or the current waypoint) and the drone's
-own state, and runs :class:`~rlbench_suite.envs.robotics.quad.control.QuadPID`'s position
-cascade at the control rate, with the yaw held at 0. It answers in the environments'
-default ``"rpm"`` action type; ``action_type="velocity"`` flies the same target with
-velocity commands.
+It reads the target relative to the drone (``TARGET``, the first three observation values of
+both ``QuadHover`` and ``QuadWaypoints``: the target, or the current waypoint) and the drone's
+own state (the layout is named in :mod:`.tasks`), and runs
+:class:`~rlbench_suite.envs.robotics.quad.control.QuadPID`'s position cascade at the control
+rate, with the yaw held at 0. It answers in the environments' default ``"rpm"`` action type;
+``action_type="velocity"`` flies the same target with velocity commands.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ import numpy as np
 
 from rlbench_suite.envs.robotics.quad.control import MAX_SPEED, QuadPID, rpms_to_action
 from rlbench_suite.envs.robotics.quad.dynamics import rotate
-from rlbench_suite.envs.robotics.quad.tasks import CONTROL_HZ, STATE_SIZE
+from rlbench_suite.envs.robotics.quad.tasks import (
+    CONTROL_HZ,
+    RATES,
+    ROTATION,
+    STATE_SIZE,
+    TARGET,
+    VELOCITY,
+)
 
 
 class QuadPIDPolicy:
@@ -39,11 +46,11 @@ class QuadPIDPolicy:
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         obs = np.asarray(observation, dtype=np.float64)
         if self.action_type == "velocity":
-            target = np.clip(1.5 * obs[:3], -MAX_SPEED, MAX_SPEED) / MAX_SPEED
+            target = np.clip(1.5 * obs[TARGET], -MAX_SPEED, MAX_SPEED) / MAX_SPEED
             return np.append(target, 0.0).astype(np.float32)
         own = obs[-STATE_SIZE:, None]  # component-first, one drone
-        rotation = own[1:10].reshape(3, 3, 1)
-        omega = rotate(rotation, own[13:16])
-        rpm = self.pid.position_rpms(obs[:3, None], rotation, own[10:13], omega,
+        rotation = own[ROTATION].reshape(3, 3, 1)
+        omega = rotate(rotation, own[RATES])
+        rpm = self.pid.position_rpms(obs[TARGET, None], rotation, own[VELOCITY], omega,
                                      1.0 / CONTROL_HZ, np.zeros(1))  # fmt: skip
         return rpms_to_action(rpm)[0].astype(np.float32)

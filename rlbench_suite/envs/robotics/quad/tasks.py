@@ -9,9 +9,14 @@ Observations are ego-centric kinematic states, float32:
 - target terms first (``QuadHover``: the target relative to the drone, 3 values;
   ``QuadWaypoints``: the current and the next waypoint relative to the drone and the
   fraction of waypoints still to pass, 7 values);
-- then the drone's own state, 20 values: height above the floor, the body-to-world
-  rotation matrix (9, row-major), world velocity (3), body angular rates (3), and the
-  previous action (4).
+- then the drone's own state, ``STATE_SIZE`` = 20 values: height above the floor
+  (:data:`HEIGHT`), the body-to-world rotation matrix (:data:`ROTATION`, 9, row-major), world
+  velocity (:data:`VELOCITY`, 3), body angular rates (:data:`RATES`, 3), and the previous
+  action (:data:`LAST_ACTION`, 4).
+
+These names are the layout, used by :func:`observations` and by the PID expert; the first
+target terms, :data:`TARGET`, are always the point to fly to (the target, the current
+waypoint, or a swarm drone's slot) relative to the drone.
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ CONTROL_HZ = 48
 ARENA_HALF_WIDTH = 3.0  # m: leaving |x|, |y| <= 3, z <= 3 ends the episode
 ARENA_HEIGHT = 3.0
 CRASH_PENALTY = 10.0
-STATE_SIZE = 20
+TARGET = slice(0, 3)  # the observation's first values: the point to fly to, relative
+# where the drone's own state lies within its last STATE_SIZE observation values
+HEIGHT, ROTATION, VELOCITY = 0, slice(1, 10), slice(10, 13)
+RATES, LAST_ACTION = slice(13, 16), slice(16, 20)
+STATE_SIZE = LAST_ACTION.stop
 
 
 def observations(target_terms: np.ndarray, quads: QuadBackend, last_action: np.ndarray):
@@ -38,11 +47,12 @@ def observations(target_terms: np.ndarray, quads: QuadBackend, last_action: np.n
     k, n = target_terms.shape
     obs = np.empty((n, k + STATE_SIZE), dtype=np.float32)
     obs[:, :k] = target_terms.T
-    obs[:, k] = quads.position[2]
-    obs[:, k + 1 : k + 10] = rotation.reshape(9, n).T
-    obs[:, k + 10 : k + 13] = quads.velocity.T
-    obs[:, k + 13 : k + 16] = rates.T
-    obs[:, k + 16 :] = last_action
+    own = obs[:, k:]
+    own[:, HEIGHT] = quads.position[2]
+    own[:, ROTATION] = rotation.reshape(9, n).T
+    own[:, VELOCITY] = quads.velocity.T
+    own[:, RATES] = rates.T
+    own[:, LAST_ACTION] = last_action
     return obs
 
 
