@@ -16,7 +16,7 @@ mujoco = pytest.importorskip("mujoco")
 
 import rlbench_suite  # noqa: E402,F401  (registers the cards)
 from rlbench_suite.checks import check_determinism  # noqa: E402
-from rlbench_suite.envs.robotics.arm import (  # noqa: E402
+from rlbench_suite.envs.robotics.arm.env import (  # noqa: E402
     CELL_SIZE,
     SPLITS,
     ArmPickPlaceEnv,
@@ -35,7 +35,7 @@ ENV_IDS = list(TASKS)
 
 
 def _scripted(env_id: str, env: gym.Env):
-    return make_policy(f"module:rlbench_suite.baselines.scripted.arm:{TASKS[env_id][1]}", env)
+    return make_policy(f"module:rlbench_suite.envs.robotics.arm.experts:{TASKS[env_id][1]}", env)
 
 
 def _episode_succeeds(env: gym.Env, policy, seed: int, split: str) -> bool:

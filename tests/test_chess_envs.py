@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.chess import ChessEndgameExpert, ChessExpert
-from rlbench_suite.envs.text.chess_env import ChessEndgamesEnv, ChessEnv
-from rlbench_suite.envs.text.chess_game import ENDGAMES, parse_move, random_endgame
+from rlbench_suite.envs.text.chess.env import ChessEndgamesEnv, ChessEnv
+from rlbench_suite.envs.text.chess.experts import ChessEndgameExpert, ChessExpert
+from rlbench_suite.envs.text.chess.game import ENDGAMES, parse_move, random_endgame
 from tests.text_fuzz import commands, step_fuzzed
 
 PROMOTE = "4k3/2P5/8/8/8/8/8/R3K2R w KQ - 0 1"

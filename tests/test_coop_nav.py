@@ -12,11 +12,11 @@ from gymnasium.vector import AutoresetMode
 from pettingzoo.test import parallel_api_test
 
 import rlbench_suite
-from rlbench_suite.baselines.scripted.coop_nav import GreedyLandmarks
 from rlbench_suite.checks import check_card
 from rlbench_suite.core.catalog import get_card
-from rlbench_suite.envs.multiagent.coop_nav import CoopNavEnv
-from rlbench_suite.envs.multiagent.coop_nav_vector import CoopNavVectorEnv
+from rlbench_suite.envs.multiagent.coop_nav.agents import GreedyLandmarks
+from rlbench_suite.envs.multiagent.coop_nav.env import CoopNavEnv
+from rlbench_suite.envs.multiagent.coop_nav.vector import CoopNavVectorEnv
 
 N = 3
 

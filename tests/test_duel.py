@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.duel import LADDER
-from rlbench_suite.envs.multiagent import duel_core as core
-from rlbench_suite.envs.multiagent.duel import DuelEnv, DuelVsBotEnv
+from rlbench_suite.envs.multiagent.duel import rules as core
+from rlbench_suite.envs.multiagent.duel.bots import LADDER
+from rlbench_suite.envs.multiagent.duel.env import DuelEnv, DuelVsBotEnv
 
 
 def _pair(gap: float = 1.0) -> tuple[core.Fighter, core.Fighter]:

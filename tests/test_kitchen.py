@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import rlbench_suite
-from rlbench_suite.baselines.scripted import kitchen as scripted
-from rlbench_suite.envs.multiagent.kitchen import (
+from rlbench_suite.envs.multiagent.kitchen import agents as scripted
+from rlbench_suite.envs.multiagent.kitchen.env import (
     CHOP_STEPS,
     CHOPPED,
     COOK_TIME,
@@ -17,7 +17,7 @@ from rlbench_suite.envs.multiagent.kitchen import (
     SOUP,
     KitchenEnv,
 )
-from rlbench_suite.envs.multiagent.kitchen_layouts import LAYOUTS
+from rlbench_suite.envs.multiagent.kitchen.layouts import LAYOUTS
 from rlbench_suite.policies import make_policy
 
 STAY, UP, DOWN, LEFT, RIGHT, INTERACT = range(6)

@@ -12,18 +12,18 @@ from gymnasium.utils.env_checker import check_env
 pybullet = pytest.importorskip("pybullet")
 
 import rlbench_suite  # noqa: E402,F401  (registers the cards)
-from rlbench_suite.baselines.scripted.kuka import revolute_joints, tool_jacobian  # noqa: E402
 from rlbench_suite.checks import check_determinism  # noqa: E402
-from rlbench_suite.envs.robotics.kuka import (  # noqa: E402
+from rlbench_suite.envs.robotics.kuka.env import (  # noqa: E402
     SUCCESS_DISTANCE,
     TARGET_HIGH,
     TARGET_LOW,
     KukaReachEnv,
 )
+from rlbench_suite.envs.robotics.kuka.experts import revolute_joints, tool_jacobian  # noqa: E402
 from rlbench_suite.policies import make_policy  # noqa: E402
 
 ENV_ID = "rlbench/KukaReach-v0"
-SCRIPTED = "module:rlbench_suite.baselines.scripted.kuka:KukaReachScripted"
+SCRIPTED = "module:rlbench_suite.envs.robotics.kuka.experts:KukaReachScripted"
 
 
 def _rollout(env: gym.Env, seed: int, steps: int) -> list[tuple]:

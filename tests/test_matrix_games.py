@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,19 +15,19 @@ pytest.importorskip("pettingzoo")
 from gymnasium.vector import AutoresetMode
 from pettingzoo.test import parallel_api_test
 
-from rlbench_suite.baselines.scripted.matrix import (
+from rlbench_suite.envs.multiagent.matrix.agents import (
     BestResponsePolicy,
     NashPolicy,
     PrisonersDilemmaBestResponse,
     TitForTat,
 )
-from rlbench_suite.envs.multiagent.matrix_game import AGENTS, MatrixGameEnv
-from rlbench_suite.envs.multiagent.matrix_solve import (
+from rlbench_suite.envs.multiagent.matrix.game import AGENTS, MatrixGameEnv
+from rlbench_suite.envs.multiagent.matrix.solve import (
     expected_payoffs,
     exploitability,
     nash_equilibria,
 )
-from rlbench_suite.envs.multiagent.matrix_topology import (
+from rlbench_suite.envs.multiagent.matrix.topology import (
     NAMED_GAMES,
     ORDINAL_CLASSICS,
     all_games,
@@ -34,7 +38,9 @@ from rlbench_suite.envs.multiagent.matrix_topology import (
     relabellings,
     swap_players,
 )
+from tests.conftest import REPO
 
+MATRIX_CARDS = REPO / "scripts" / "matrix_cards.py"
 
 def all_ordinal_payoffs() -> list[np.ndarray]:
     perms = list(itertools.permutations(range(1, 5)))
@@ -176,7 +182,7 @@ def test_exploitability_vanishes_exactly_at_the_equilibria_of_every_game() -> No
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 def test_batched_equals_unbatched(mode: AutoresetMode) -> None:
-    from rlbench_suite.envs.multiagent.matrix_vector import MatrixGameVectorEnv
+    from rlbench_suite.envs.multiagent.matrix.vector import MatrixGameVectorEnv
 
     games, rounds = 5, 3
     venv = MatrixGameVectorEnv(games, "stag_hunt", rounds, history=2, autoreset_mode=mode)
@@ -206,7 +212,7 @@ def test_batched_equals_unbatched(mode: AutoresetMode) -> None:
 
 
 def test_batched_steps_4096_games() -> None:
-    from rlbench_suite.envs.multiagent.matrix_vector import MatrixGameVectorEnv
+    from rlbench_suite.envs.multiagent.matrix.vector import MatrixGameVectorEnv
 
     venv = MatrixGameVectorEnv(4096, "chicken", rounds=10, history=3)
     obs, _ = venv.reset(seed=0)
@@ -246,11 +252,21 @@ def test_policies() -> None:
         TitForTat(MatrixGameEnv(history=0).observation_space("player_0"))
 
 
+def _matrix_cards_script():
+    """``scripts/matrix_cards.py``, the cards' generator, loaded from its file."""
+    spec = importlib.util.spec_from_file_location("matrix_cards", MATRIX_CARDS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_catalog_lists_all_144_games_from_generated_cards():
     import tomlkit
 
     from rlbench_suite.core.catalog import card_paths, cards
-    from rlbench_suite.envs.multiagent.matrix_cards import card_document, card_id
+
+    generator = _matrix_cards_script()
+    card_document, card_id = generator.card_document, generator.card_id
 
     listed = {c.id: c for c in cards().values() if "robinson-goforth" in c.tags}
     assert len(listed) == 144
@@ -264,9 +280,20 @@ def test_the_catalog_lists_all_144_games_from_generated_cards():
         assert tomlkit.dumps(card_document(game, tomlkit.parse(text))) == text
 
 
+def test_the_card_script_runs_and_regenerates_the_cards_unchanged(tmp_path):
+    folder = tmp_path / "matrix-games"
+    shutil.copytree(REPO / "envs" / "multiagent" / "matrix-games", folder)
+    before = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.toml")}
+    proc = subprocess.run([sys.executable, str(MATRIX_CARDS), str(folder)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("144 cards written")
+    assert {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.toml")} == before
+
+
 def test_best_response_to_uniform_reads_the_game_from_info():
-    from rlbench_suite.baselines.scripted.matrix import BestResponseToUniform
-    from rlbench_suite.envs.multiagent.matrix_solve import best_response
+    from rlbench_suite.envs.multiagent.matrix.agents import BestResponseToUniform
+    from rlbench_suite.envs.multiagent.matrix.solve import best_response
 
     policy = BestResponseToUniform()
     for game in all_games()[::7]:

@@ -16,7 +16,8 @@ from tests.conftest import run_cli
 pytest.importorskip("sb3_contrib")
 ENV_ID = "rlbench/TextAdventureEasy-v0"
 STACK = [
-    {"name": "rlbench/AdmissibleActions-v0", "kwargs": {"max_actions": 16}},
+    {"name": "rlbench/AdmissibleActions-v1",
+     "kwargs": {"max_actions": 16, "inadmissible": "noop", "penalty": 0.01, "max_turns": None}},
     {"name": "rlbench/HashedBagOfWords-v0", "kwargs": {"dim": 256, "pairs": True}},
 ]
 

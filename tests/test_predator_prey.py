@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import rlbench_suite
-from rlbench_suite.envs.multiagent.predator_prey import PredatorPreyEnv, _connected
+from rlbench_suite.envs.multiagent.predator_prey.env import PredatorPreyEnv, _connected
 from rlbench_suite.policies import make_policy
 
-SCRIPTED = "module:rlbench_suite.baselines.scripted.predator_prey:PredatorPreyScripted"
+SCRIPTED = "module:rlbench_suite.envs.multiagent.predator_prey.agents:PredatorPreyScripted"
 
 
 def _open_field(**kwargs) -> PredatorPreyEnv:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlbench_suite.envs.robotics.quad_dynamics import (
+from rlbench_suite.envs.robotics.quad.dynamics import (
     CRAZYFLIE,
     GRAVITY,
     body_wrench,

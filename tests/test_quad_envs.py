@@ -8,19 +8,19 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import rlbench_suite
-from rlbench_suite.envs.robotics.quad import QuadHoverEnv, QuadWaypointsEnv
-from rlbench_suite.envs.robotics.quad_backends import NumpyQuads, PyBulletQuads
-from rlbench_suite.envs.robotics.quad_control import QuadPID, rpms_to_action
-from rlbench_suite.envs.robotics.quad_dynamics import (
+from rlbench_suite.envs.robotics.quad.backends import NumpyQuads, PyBulletQuads
+from rlbench_suite.envs.robotics.quad.control import QuadPID, rpms_to_action
+from rlbench_suite.envs.robotics.quad.dynamics import (
     CRAZYFLIE,
     body_wrench,
     motor_rpms,
     rotation_matrices,
 )
-from rlbench_suite.envs.robotics.quad_vector import QuadVectorEnv
+from rlbench_suite.envs.robotics.quad.env import QuadHoverEnv, QuadWaypointsEnv
+from rlbench_suite.envs.robotics.quad.vector import QuadVectorEnv
 from rlbench_suite.policies import make_policy
 
-PID = "module:rlbench_suite.baselines.scripted.quad:QuadPIDPolicy"
+PID = "module:rlbench_suite.envs.robotics.quad.experts:QuadPIDPolicy"
 
 
 def _open_loop_commands(seed: int, ticks: int, n: int) -> np.ndarray:
@@ -203,7 +203,7 @@ def _swarm(**kwargs):
 
 
 def test_pid_swarm_keeps_the_formation_without_collisions():
-    from rlbench_suite.baselines.scripted.quad import QuadPIDPolicy
+    from rlbench_suite.envs.robotics.quad.experts import QuadPIDPolicy
 
     env = _swarm()
     obs, _ = env.reset(seed=3)

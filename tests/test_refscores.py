@@ -62,15 +62,15 @@ def test_unknown_policy_is_a_clear_error():
 def test_score_over_max_score_is_the_normalized_final_score():
     import gymnasium as gym
 
-    from rlbench_suite.envs.text.stats import normalized_score, play_text_episode
+    from rlbench_suite.cli.text_figures_command import play_text_episode, score_fraction
     from rlbench_suite.refscores import reference_policy
 
     card = get_card("rlbench/TextAdventure-v0")
     assert card.primary_metric == "score/max_score"
-    spec = "module:rlbench_suite.baselines.scripted.text_common:RandomAdmissible"
+    spec = "module:rlbench_suite.envs.text.random_admissible:RandomAdmissible"
     seeds = list(range(6))
     values = metric_values(card, play_episodes(card, spec, seeds))
     env = gym.make(card.id)
     policy = reference_policy(env, spec)
-    finals = [normalized_score(play_text_episode(env, policy, s)[0]) for s in seeds]
+    finals = [score_fraction(play_text_episode(env, policy, s)[0]) for s in seeds]
     assert values == pytest.approx(finals) and 0 < max(values) <= 1

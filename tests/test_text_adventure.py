@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.text_adventure import TextAdventureExpert
-from rlbench_suite.envs.text.adventure import TextAdventureEnv
-from rlbench_suite.envs.text.adventure_game import admissible_commands, execute
-from rlbench_suite.envs.text.adventure_generator import DIFFICULTIES, generate_world
-from rlbench_suite.envs.text.adventure_parser import Parsed, parse
-from rlbench_suite.envs.text.adventure_world import (
+from rlbench_suite.envs.text.adventure.env import TextAdventureEnv
+from rlbench_suite.envs.text.adventure.experts import TextAdventureExpert
+from rlbench_suite.envs.text.adventure.game import admissible_commands, execute
+from rlbench_suite.envs.text.adventure.generator import DIFFICULTIES, generate_world
+from rlbench_suite.envs.text.adventure.parser import Parsed, parse
+from rlbench_suite.envs.text.adventure.world import (
     COMBINE,
     CONTAINER,
     DOOR,

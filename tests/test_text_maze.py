@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.text_maze import TextMazeSolver
-from rlbench_suite.envs.text.text_maze import DIRECTIONS, TextMazeEnv
+from rlbench_suite.envs.text.maze.env import DIRECTIONS, TextMazeEnv
+from rlbench_suite.envs.text.maze.experts import TextMazeSolver
 from tests.text_fuzz import commands, step_fuzzed
 
 

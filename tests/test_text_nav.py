@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.text_nav import TextNavExpert
-from rlbench_suite.envs.text.adventure_game import admissible_commands
-from rlbench_suite.envs.text.adventure_generator import HOUSE, HOUSE_ROOMS, generate_world
-from rlbench_suite.envs.text.adventure_world import CONTAINER, INVENTORY, TAKE, solvable
-from rlbench_suite.envs.text.text_nav import TextNavEnv
+from rlbench_suite.envs.text.adventure.experts import TextNavExpert
+from rlbench_suite.envs.text.adventure.game import admissible_commands
+from rlbench_suite.envs.text.adventure.generator import HOUSE, HOUSE_ROOMS, generate_world
+from rlbench_suite.envs.text.adventure.nav import TextNavEnv
+from rlbench_suite.envs.text.adventure.world import CONTAINER, INVENTORY, TAKE, solvable
 from tests.test_text_adventure import play
 from tests.text_fuzz import admissible_trajectory, commands, step_fuzzed
 

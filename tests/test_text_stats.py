@@ -1,19 +1,21 @@
-"""The text games' reference figures (envs/text/stats.py) and the RandomAdmissible policy."""
+"""The text games' reference figures (``rlbench text-figures``) and the RandomAdmissible policy."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import pytest
+from typer.testing import CliRunner
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.text_common import RandomAdmissible
-from rlbench_suite.envs.text.stats import main, measure_text_game, normalized_score
+from rlbench_suite.cli import app, text_figures_command
+from rlbench_suite.cli.text_figures_command import score_fraction
+from rlbench_suite.envs.text.random_admissible import RandomAdmissible
 
-SOLVER = "module:rlbench_suite.baselines.scripted.text_maze:TextMazeSolver"
+SOLVER = "module:rlbench_suite.envs.text.maze.experts:TextMazeSolver"
 
 
 def test_solver_figures_are_its_shortest_paths():
-    figures = measure_text_game("rlbench/TextMaze-v0", SOLVER, episodes=10, first_seed=0)
+    figures = text_figures_command.figures("rlbench/TextMaze-v0", SOLVER, episodes=10, first_seed=0)
     env = gym.make("rlbench/TextMaze-v0")
     shortest = [env.reset(seed=s)[1]["distance"] for s in range(10)]
     assert (figures.normalized_score, figures.win_rate) == (1.0, 1.0)
@@ -22,7 +24,7 @@ def test_solver_figures_are_its_shortest_paths():
 
 
 def test_random_text_never_wins():
-    figures = measure_text_game("rlbench/Wordle-v0", "random", episodes=3)
+    figures = text_figures_command.figures("rlbench/Wordle-v0", "random", episodes=3)
     assert (figures.normalized_score, figures.win_rate, figures.steps_to_win) == (0.0, 0.0, None)
     assert "no wins (seeds 10000 to 10002)" in figures.line()
 
@@ -37,7 +39,7 @@ def test_random_text_never_wins():
     ],
 )
 def test_normalized_score(info, expected):
-    assert normalized_score(info) == expected
+    assert score_fraction(info) == expected
 
 
 def test_random_admissible_picks_listed_commands_reproducibly():
@@ -50,7 +52,9 @@ def test_random_admissible_picks_listed_commands_reproducibly():
     assert policy.act("", {}) == "look"
 
 
-def test_command_line_prints_the_figures(capsys):
-    main(["rlbench/TextMaze-v0", "--policy", SOLVER, "--episodes", "2", "--first-seed", "7"])
-    out = capsys.readouterr().out
+def test_command_line_prints_the_figures():
+    args = ["rlbench/TextMaze-v0", "--policy", SOLVER, "--episodes", "2", "--first-seed", "7"]
+    result = CliRunner().invoke(app, ["text-figures", *args])
+    assert result.exit_code == 0, result.output
+    out = result.output
     assert "normalized score 1.000, win rate 1.00" in out and "(seeds 7 to 8)" in out

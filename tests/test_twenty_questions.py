@@ -9,22 +9,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.twenty_questions import (
+from rlbench_suite.cli.text_figures_command import play_text_episode
+from rlbench_suite.envs.text.questions import guess_my_city, twenty_questions
+from rlbench_suite.envs.text.questions.experts import (
     GuessMyCityExpert,
     TwentyQuestionsExpert,
 )
-from rlbench_suite.envs.text import guess_my_city, twenty_questions
-from rlbench_suite.envs.text.guess_my_city import GuessMyCityEnv
-from rlbench_suite.envs.text.oracle import (
+from rlbench_suite.envs.text.questions.guess_my_city import GuessMyCityEnv
+from rlbench_suite.envs.text.questions.oracle import (
     MAX_QUESTIONS,
     KnowledgeBase,
     Parsed,
     QuestionGameEnv,
     words,
 )
-from rlbench_suite.envs.text.stats import play_text_episode
+from rlbench_suite.envs.text.questions.twenty_questions import TwentyQuestionsEnv
 from rlbench_suite.envs.text.text_io import MAX_COMMAND_LENGTH
-from rlbench_suite.envs.text.twenty_questions import TwentyQuestionsEnv
 from tests.text_fuzz import commands, step_fuzzed
 
 TQ, CITY = twenty_questions.load_kb(), guess_my_city.load_kb()

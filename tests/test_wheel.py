@@ -44,6 +44,15 @@ def test_wheel_contains_every_card(wheel):
     assert "rlbench = rlbench_suite.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+def test_wheel_ships_the_env_data_files_beside_their_envs(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    data = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "rlbench_suite").rglob("data/*"))
+    assert len(data) >= 5  # the quadrotor URDF, the arm's MJCF, the text games' word lists
+    assert set(data) <= names
+    content = [n for n in names if n.startswith("rlbench_suite/_content/envs/")]
+    assert content and all(n.endswith(".toml") for n in content)  # the cards only
+
+
 def test_installed_wheel_finds_its_cards(wheel, tmp_path):
     target = tmp_path / "site"
     proc = subprocess.run(
@@ -59,16 +68,20 @@ def test_installed_wheel_finds_its_cards(wheel, tmp_path):
         "print(rlbench_suite.__file__)\n"
         "print(content_dir('envs'))\n"
         "print(len(rlbench_suite.cards()))\n"
-        "print(gym.make('rlbench/CartPole-v1').spec.id)\n",
+        "print(gym.make('rlbench/CartPole-v1').spec.id)\n"
+        "from rlbench_suite.envs.text.wordle.env import load_words\n"
+        "from rlbench_suite.envs.text.questions.twenty_questions import kb_data\n"
+        "print(len(load_words()) > 100 and len(kb_data()) > 0)\n",
         env={"PYTHONPATH": str(target)},
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    module, envs, count, env_id = proc.stdout.split()
+    module, envs, count, env_id, data_found = proc.stdout.split()
     assert module.startswith(str(target))
     assert envs == str(target / "rlbench_suite" / "_content" / "envs")
     assert int(count) == len(card_files())
     assert env_id == "rlbench/CartPole-v1"
+    assert data_found == "True"  # the text games' data files, read from the installed wheel
 
 
 def test_checkout_resolves_to_repo_root():

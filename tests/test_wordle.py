@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlbench_suite  # noqa: F401  (registers the ids)
-from rlbench_suite.baselines.scripted.wordle import WordleSolver, encode, pattern_matrix
-from rlbench_suite.envs.text.stats import play_text_episode
-from rlbench_suite.envs.text.wordle import MAX_GUESSES, WordleEnv, feedback, load_words
+from rlbench_suite.cli.text_figures_command import play_text_episode
+from rlbench_suite.envs.text.wordle.env import MAX_GUESSES, WordleEnv, feedback, load_words
+from rlbench_suite.envs.text.wordle.experts import WordleSolver, encode, pattern_matrix
 from tests.text_fuzz import commands, step_fuzzed
 
 

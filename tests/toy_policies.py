@@ -18,7 +18,7 @@ def broken(observation, info):
 
 def held_out_goals_only(observation, info):
     """Zero actions on ArmReach, failing unless the goal is a test-split variation."""
-    from rlbench_suite.envs.robotics.arm import variation_split
+    from rlbench_suite.envs.robotics.arm.env import variation_split
 
     split = variation_split(np.asarray(observation)[13:16])
     if split != "test":

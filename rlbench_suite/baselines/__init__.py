@@ -1,1 +1,2 @@
-"""Reference agents: scripted and heuristic controllers (``scripted``), later trained baselines."""
+"""Training: the zoo of trained reference baselines (to come). The scripted bots and experts
+live beside the environments they play, in ``rlbench_suite.envs.<family>.<env>``."""

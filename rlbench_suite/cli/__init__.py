@@ -5,6 +5,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     catalog_commands,
     doctor_command,
     eval_commands,
+    text_figures_command,
     train_command,
 )
 from rlbench_suite.cli.common import app

@@ -284,7 +284,7 @@ def load_card(path: Path) -> EnvCard:
 def card_files(root: Path | None = None) -> list[Path]:
     """All card files under ``root`` (default: the suite's ``envs/`` folder), sorted."""
     root = root if root is not None else content_dir("envs")
-    return sorted(p for p in root.rglob("*.toml") if "assets" not in p.parts)
+    return sorted(root.rglob("*.toml"))
 
 
 def load_cards_with_paths(

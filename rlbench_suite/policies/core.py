@@ -19,7 +19,7 @@ An artifact ``PATH`` (``policy.zip``, ``policy.onnx``) may have a JSON file next
       "tuning_seeds": [100, 101],        // seeds used to tune hyperparameters
       "training_budget_steps": 100000,   // optional, environment steps of training
       "wrappers": [                      // the suite's wrappers the policy was trained through,
-        {"name": "rlbench/AdmissibleActions-v0", "kwargs": {"max_actions": 32}},
+        {"name": "rlbench/AdmissibleActions-v1", "kwargs": {"max_actions": 32}},
         {"name": "rlbench/HashedBagOfWords-v0", "kwargs": {}}
       ],                                 // innermost first, on top of gym.make(env_id)
       "extra": {"notes": "anything JSON"}

@@ -8,6 +8,7 @@ import inspect
 from typing import Any
 
 from rlbench_suite.policies.core import Policy, as_policy, env_spaces, identity_of
+from rlbench_suite.policies.moved_modules import MOVED_MODULES
 
 
 class ModulePolicy:
@@ -32,6 +33,7 @@ class ModulePolicy:
         agent: str | None = None,
     ) -> None:
         module_name, _, attribute = target.partition(":")
+        module_name = MOVED_MODULES.get(module_name, module_name)  # specs from before a move
         if not module_name or not attribute:
             raise ValueError(f"expected 'package.module:attribute', got {target!r}")
         try:

@@ -1,0 +1,2 @@
+"""Duel, a FightLadder-style fighting game: ``rules`` (and the observation layout), the
+PettingZoo and single-player ``env``, and the ladder of scripted opponents (``bots``)."""

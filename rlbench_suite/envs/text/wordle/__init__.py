@@ -1,0 +1,2 @@
+"""Wordle: ``env``, the information-gain ``experts`` and the word list
+(``data/wordle_words.txt``)."""
