@@ -112,3 +112,41 @@ def test_exact_references_need_no_seeds_and_measured_ones_do():
 def test_check_flags_a_card_without_a_normalized_score():
     done = run_cli("check", "rlbench/MatchingPennies-v0", "--steps", "20")
     assert "rlbench/MatchingPennies-v0 has no normalized score" in done.stdout.replace("\n", " ")
+
+
+def _matrix_references_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "matrix_references.py"
+    spec = importlib.util.spec_from_file_location("matrix_references", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_matrix_game_card_has_the_exact_analytic_references():
+    script = _matrix_references_script()
+    matrix = script.matrix_cards()
+    assert len(matrix) == 150  # the 144 ordinal games and the named classics
+    for toy in matrix:
+        exact = script.exact_references(toy)
+        for kind in ("random", "expert"):
+            recorded = getattr(toy.reference, kind)
+            assert recorded.method == "exact", (toy.id, kind)
+            assert recorded.value == pytest.approx(exact[kind].value, abs=1e-9), (toy.id, kind)
+    unscored = [c.id for c in matrix if c.reference_values() is None]
+    assert len(unscored) == 49 and "rlbench/MatchingPennies-v0" in unscored
+    assert "rlbench/PrisonersDilemma-v0" not in unscored
+    assert script.main(["--check"]) == 0
+
+
+def test_measured_matrix_scores_agree_with_the_exact_values():
+    from rlbench_suite.core.catalog import get_card
+    from rlbench_suite.refscores import measure
+
+    toy = get_card("rlbench/PrisonersDilemma-v0")
+    for policy, reference in (("random", toy.reference.random),
+                              (toy.reference.expert.policy, toy.reference.expert)):  # fmt: skip
+        measured = measure(toy, policy=policy, episodes=400)
+        assert abs(measured.value - reference.value) < 4 * reference.std / 20, policy

@@ -80,3 +80,20 @@ def nash_equilibria(game: str | int | Game) -> list[tuple[float, float]]:
         if 0 < x < 1 and 0 < y < 1:
             found.append((float(x), float(y)))
     return found
+
+
+def uniform_opponent_references(
+    game: str | int | Game, rounds: int = 1, player: int = 0
+) -> dict[str, tuple[float, float]]:
+    """Exact reference scores of ``player`` against a uniformly random opponent over
+    ``rounds`` independent rounds: ``{"random": (mean, std), "expert": (mean, std)}`` of the
+    episode return, for uniformly random play and for the pure best response to the uniform
+    opponent (ties to action 0, as :func:`best_response`). Against a uniform opponent no
+    history helps, so the best response every round is the best policy there is."""
+    payoff = get_game(game).matrix[player]
+    own = payoff if player == 0 else payoff.T  # rows: own action, columns: the opponent's
+    best = own[best_response(game, player, 0.5)]
+    return {
+        "random": (float(rounds * own.mean()), float(np.sqrt(rounds * own.var()))),
+        "expert": (float(rounds * best.mean()), float(np.sqrt(rounds * best.var()))),
+    }
