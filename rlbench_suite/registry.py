@@ -19,10 +19,17 @@ import warnings
 from typing import Any, Literal
 
 import gymnasium as gym
-from gymnasium.envs.registration import WrapperSpec, parse_env_id
+from gymnasium.envs.registration import WrapperSpec
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.catalog import cards, catalog_errors, get_card
+from rlbench_suite.core.catalog import (
+    RENAMED,
+    RenamedEnvError,
+    cards,
+    catalog_errors,
+    get_card,
+    renamed_message,
+)
 from rlbench_suite.core.protocol import canonical_hash
 from rlbench_suite.core.wrapper_names import WRAPPERS, wrapper_entry_point
 from rlbench_suite.wrappers.base import apply_wrappers
@@ -190,30 +197,26 @@ def register_all() -> int:
     set_reference_lookup(lambda env_id: get_card(env_id).reference_values())
     for card in catalog.values():
         register_card(card)
-    _silence_unrelated_version_warnings(catalog)
+    _register_renamed()
     for error in catalog_errors():
         warnings.warn(str(error), CatalogWarning, stacklevel=2)
     return len(catalog)
 
 
-def _silence_unrelated_version_warnings(catalog: dict[str, EnvCard]) -> None:
-    """Keep ``gym.make`` from calling an id "out of date" when its higher version is another
-    environment: ``rlbench/Chess-v0`` (the text game) is not an old ``rlbench/Chess-v6``
-    (PettingZoo's chess), so Gymnasium's advice to upgrade would mislead there."""
-    versions: dict[tuple[str | None, str], list[tuple[int, EnvCard]]] = {}
-    for card in catalog.values():
-        namespace, name, version = parse_env_id(card.id)
-        versions.setdefault((namespace, name), []).append((version or 0, card))
-    for same_name in versions.values():
-        newest = max(same_name, key=lambda pair: pair[0])[1]
-        for _, card in same_name:
-            if (newest.family, newest.api) == (card.family, card.api):
-                continue
-            warnings.filterwarnings(
-                "ignore",
-                message=f".*The environment {re.escape(card.id)} is out of date",
-                category=DeprecationWarning,
-            )
+def refuse_renamed(env_id: str, **kwargs: Any) -> gym.Env:
+    """The entry point of a renamed id: ``gym.make`` on it says which id to use."""
+    raise RenamedEnvError(renamed_message(env_id))
+
+
+def _register_renamed() -> None:
+    """Register each renamed id to refuse itself, without Gymnasium's advice to "upgrade" to
+    a higher version of the same name (rlbench/Chess-v6 is another game)."""
+    for old in RENAMED:
+        gym.register(id=old, entry_point=functools.partial(refuse_renamed, old))
+        warnings.filterwarnings(
+            "ignore", message=f".*The environment {re.escape(old)} is out of date",
+            category=DeprecationWarning,
+        )  # fmt: skip
 
 
 class CatalogWarning(UserWarning):

@@ -1,4 +1,4 @@
-"""Chess-v0 and ChessEndgames-v0: reading moves, the opponent, rewards, endgames, experts, fuzz."""
+"""TextChess-v0 and TextChessEndgames-v0: moves, the opponent, rewards, endgames, experts, fuzz."""
 
 from __future__ import annotations
 
@@ -236,20 +236,20 @@ def _play(env_id: str, expert: type, seed: int, **kwargs) -> tuple[dict, int]:
 def test_chess_expert_beats_the_opponent():
     # measured: 100% wins over seeds 10000-10099 (see the card); two short games here
     for seed in (1, 6):
-        info, steps = _play("rlbench/Chess-v0", ChessExpert, seed)
+        info, steps = _play("rlbench/TextChess-v0", ChessExpert, seed)
         assert info["success"] and steps < 60
 
 
 @pytest.mark.parametrize("kind", ENDGAMES)
 def test_endgame_expert_mates_in_time(kind):
     for seed in (0, 1):
-        info, steps = _play("rlbench/ChessEndgames-v0", ChessEndgameExpert, seed, endgame=kind)
+        info, steps = _play("rlbench/TextChessEndgames-v0", ChessEndgameExpert, seed, endgame=kind)
         assert info["success"] and info["endgame"] == kind and steps <= 40
 
 
 def test_long_rollouts_are_deterministic():
     def rollout() -> list:
-        env = gym.make("rlbench/ChessEndgames-v0")
+        env = gym.make("rlbench/TextChessEndgames-v0")
         rng, out = np.random.default_rng(0), []
         info = env.reset(seed=11)[1]
         for _ in range(120):

@@ -9,9 +9,9 @@ import pytest
 
 import rlbench_suite
 from rlbench_suite import UnknownEnvError, make_multiagent
-from rlbench_suite.core.catalog import cards
+from rlbench_suite.core.catalog import cards, get_card
 from rlbench_suite.registry import WRAPPED_ENTRY_POINT, WRAPPED_VECTOR_ENTRY_POINT
-from tests.conftest import REPO, run_python
+from tests.conftest import REPO, run_cli, run_python
 
 
 def test_every_single_agent_card_is_a_gymnasium_spec():
@@ -217,19 +217,22 @@ def test_normalized_score_uses_the_primary_metric_of_win_rate_cards():
     assert outcomes == {100.0, -150.0}
 
 
-def test_an_unrelated_higher_version_is_not_advertised_as_an_upgrade():
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("rlbench/Chess-v0", "rlbench/TextChess-v0"),
+     ("rlbench/ChessEndgames-v0", "rlbench/TextChessEndgames-v0")],
+)  # fmt: skip
+def test_renamed_ids_are_refused_naming_the_new_ones(old, new):
     import warnings
 
-    from rlbench_suite.registry import _silence_unrelated_version_warnings
+    from rlbench_suite.core.catalog import RenamedEnvError
 
-    def outdated(caught: list) -> bool:
-        return any("Chess-v0 is out of date" in str(w.message) for w in caught)
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        gym.make("rlbench/Chess-v0").close()  # the text game; v6 is PettingZoo's chess
-        assert outdated(caught)  # what Gymnasium says on its own
-        caught.clear()
-        _silence_unrelated_version_warnings(cards())
-        gym.make("rlbench/Chess-v0").close()
-        assert not outdated(caught)
+    with pytest.raises(RenamedEnvError, match=f"'{old}' was renamed '{new}'"):
+        gym.make(old)
+    with pytest.raises(RenamedEnvError, match=f"use '{new}'"):
+        get_card(old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "out of date, upgrade to v6" advice any more
+        gym.make(new).close()
+    done = run_cli("info", old)
+    assert done.returncode == 2 and f"was renamed '{new}'" in done.stderr

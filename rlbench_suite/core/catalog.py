@@ -20,6 +20,27 @@ class UnknownEnvError(LookupError):
     """An id that is not in the catalog; the message lists the closest known ids."""
 
 
+class RenamedEnvError(UnknownEnvError):
+    """An id the suite no longer uses; the message names the id to use instead."""
+
+
+RENAMED: dict[str, tuple[str, str]] = {
+    "rlbench/Chess-v0": (
+        "rlbench/TextChess-v0",
+        "the text game; rlbench/Chess-v6 is PettingZoo's chess, a different game",
+    ),
+    "rlbench/ChessEndgames-v0": ("rlbench/TextChessEndgames-v0", "the text endgames"),
+}
+"""Ids renamed before results were published: old id -> (new id, what it is). An old id is
+refused with that message rather than silently mapped, so an id never changes meaning."""
+
+
+def renamed_message(env_id: str) -> str:
+    """Why ``env_id`` (a key of :data:`RENAMED`) is refused, and the id to use."""
+    new, what = RENAMED[env_id]
+    return f"{env_id!r} was renamed {new!r} ({what}); use {new!r}"
+
+
 _added: dict[str, EnvCard] = {}
 _added_paths: dict[str, Path] = {}
 _added_errors: list[CardError] = []
@@ -123,6 +144,8 @@ def get_card(
     key = normalize_id(env_id)
     if key in catalog:
         return catalog[key]
+    if key in RENAMED:
+        raise RenamedEnvError(renamed_message(key))
     candidates = [c.id for c in catalog.values() if suggest is None or suggest(c)]
     close = closest_ids(key, candidates)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
