@@ -261,3 +261,29 @@ def test_same_step_final_obs_has_one_slot_per_env_when_all_finish_together():
         *_, truncated, info = envs.step(np.zeros((4, 4), np.float32))
     assert truncated.all() and info["final_obs"].shape == (4,)
     assert info["final_obs"][0].shape == (23,)
+
+
+def test_out_of_range_actions_are_clipped_as_the_card_says_and_bad_shapes_refused():
+    from rlbench_suite.core.catalog import get_card
+
+    assert "values outside are clipped to it" in get_card("rlbench/QuadHover-v0").description
+    trajectories = []
+    for action in ([1.0, -1.0, 0.5, 0.0], [7.0, -3.0, 0.5, 0.0]):
+        env = gym.make("rlbench/QuadHover-v0")
+        env.reset(seed=3)
+        trajectories.append([env.step(np.array(action))[0] for _ in range(5)])
+        env.close()
+    np.testing.assert_array_equal(trajectories[0], trajectories[1])
+    env = gym.make("rlbench/QuadHover-v0")
+    env.reset(seed=0)
+    shape_error = r"must be 4 numbers, shape \(4,\).*clipped.*got shape \(3,\)"
+    with pytest.raises(ValueError, match=shape_error):
+        env.step(np.zeros(3))
+    with pytest.raises(ValueError, match="must be finite numbers"):
+        env.step(np.array([np.nan, 0, 0, 0]))
+    env.close()
+    venv = gym.make_vec("rlbench/QuadHover-v0", num_envs=3)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must be 12 numbers, shape \(3, 4\)"):
+        venv.step(np.zeros((2, 4)))
+    venv.close()

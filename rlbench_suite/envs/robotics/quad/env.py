@@ -38,6 +38,28 @@ def check_choice(name: str, value: str, accepted: tuple[str, ...]) -> str:
     return value
 
 
+def clipped_actions(actions: Any, count: int, who: str = "action") -> np.ndarray:
+    """``count`` drones' actions as a ``(count, 4)`` array clipped to [-1, 1].
+
+    Values outside [-1, 1] are clipped (as the cards say); a wrong shape or a non-finite
+    value is a ValueError naming what is accepted.
+    """
+    array = np.asarray(actions, dtype=np.float64)
+    if array.size != 4 * count:
+        shape = "(4,)" if count == 1 else f"({count}, 4)"
+        raise ValueError(
+            f"{who} must be {4 * count} numbers, shape {shape} (values outside [-1, 1] are "
+            f"clipped to it); got shape {array.shape}"
+        )
+    array = array.reshape(count, 4)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(
+            f"{who} must be finite numbers (values outside [-1, 1] are clipped to it); got "
+            f"{array.tolist() if count == 1 else 'a NaN or infinite value'}"
+        )
+    return np.clip(array, -1.0, 1.0)
+
+
 def fly(quads: NumpyQuads | PyBulletQuads, pid: QuadPID, action_type: str, actions: np.ndarray):
     """One control step: ``SUBSTEPS`` physics ticks under actions ``(n, 4)``.
 
@@ -101,10 +123,7 @@ class QuadEnv(gym.Env):
         return self._obs(), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        action = np.asarray(action, dtype=np.float64).reshape(1, 4)
-        if not np.all(np.isfinite(action)):
-            raise ValueError(f"action must be 4 finite numbers in [-1, 1], got {action[0]}")
-        self.last_action = np.clip(action, -1.0, 1.0)
+        self.last_action = clipped_actions(action, 1)
         fly(self.quads, self.pid, self.action_type, self.last_action)
         reward, terminated, info = self.task.update(self.quads)
         self.steps += 1

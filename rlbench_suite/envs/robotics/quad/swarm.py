@@ -27,7 +27,7 @@ from pettingzoo import ParallelEnv
 from rlbench_suite.envs.robotics.quad.backends import GROUND_Z, PyBulletQuads
 from rlbench_suite.envs.robotics.quad.control import ACTION_TYPES, QuadPID
 from rlbench_suite.envs.robotics.quad.dynamics import Aerodynamics
-from rlbench_suite.envs.robotics.quad.env import check_choice, fly, quad_spaces
+from rlbench_suite.envs.robotics.quad.env import check_choice, clipped_actions, fly, quad_spaces
 from rlbench_suite.envs.robotics.quad.tasks import (
     CONTROL_HZ,
     CRASH_PENALTY,
@@ -131,10 +131,7 @@ class QuadSwarmEnv(ParallelEnv):
                              f"live agents: {self.agents}")  # fmt: skip
         for i, agent in enumerate(self.possible_agents):
             if agent in actions:
-                action = np.asarray(actions[agent], dtype=np.float64).reshape(4)
-                if not np.all(np.isfinite(action)):
-                    raise ValueError(f"{agent}: action must be 4 finite numbers in [-1, 1]")
-                self.last_action[i] = np.clip(action, -1.0, 1.0)
+                self.last_action[i] = clipped_actions(actions[agent], 1, f"{agent}'s action")[0]
         fly(self.quads, self.pid, self.action_type, self.last_action)
         self.cycle += 1
         error = distances(self._slots(), self.quads.position)

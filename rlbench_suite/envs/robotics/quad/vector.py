@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space
 from rlbench_suite.envs.robotics.quad.backends import NumpyQuads
 from rlbench_suite.envs.robotics.quad.control import ACTION_TYPES, QuadPID
 from rlbench_suite.envs.robotics.quad.dynamics import Aerodynamics
-from rlbench_suite.envs.robotics.quad.env import check_choice, fly, quad_spaces
+from rlbench_suite.envs.robotics.quad.env import check_choice, clipped_actions, fly, quad_spaces
 from rlbench_suite.envs.robotics.quad.tasks import CONTROL_HZ, TASKS, make_task, observations
 from rlbench_suite.envs.vector_info import same_step_final
 
@@ -95,12 +95,10 @@ class QuadVectorEnv(gym.vector.VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 4)
-        if not np.all(np.isfinite(actions)):
-            raise ValueError("actions must be finite numbers in [-1, 1]")
+        actions = clipped_actions(actions, self.num_envs, "actions")
         mode = self.metadata["autoreset_mode"]
         live = ~self.pending
-        self.last_action = np.where(live[:, None], np.clip(actions, -1.0, 1.0), self.last_action)
+        self.last_action = np.where(live[:, None], actions, self.last_action)
         fly(self.quads, self.pid, self.action_type, self.last_action)
         reward, terminated, info = self.task.update(self.quads)
         self.steps += 1
