@@ -14,6 +14,7 @@ from rlbench_suite.cli.eval_commands import results_app
 from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.paths import results_dir
+from rlbench_suite.policies.names import display_name
 
 
 def _load_all(files: list[Path]) -> list[Result]:
@@ -54,7 +55,7 @@ def benchmark(
         except (ValueError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
             raise fail(str(exc)) from None
         progress.update(task, completed=total)
-    table = Table(title=f"{suite}: {policy}")
+    table = Table(title=f"{suite}: {display_name(policy)}")
     for column in ("env", "mean return", "95% interval", "success rate"):
         table.add_column(column)
     for result in results:

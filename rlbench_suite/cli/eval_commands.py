@@ -18,6 +18,7 @@ from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import BACKENDS
 from rlbench_suite.paths import results_dir
 from rlbench_suite.policies import POLICY_SPECS_TEXT
+from rlbench_suite.policies.names import display_name
 
 results_app = typer.Typer(help="Read result files.", no_args_is_help=True)
 app.add_typer(results_app, name="results")
@@ -138,7 +139,8 @@ def _parse_reset_options(items: list[str]) -> dict[str, Any]:
 
 def show_result(result: Result) -> None:
     """A table of a result's aggregates."""
-    table = Table(title=f"{result.env_id}: {result.policy.get('name', '?')}")
+    name = display_name(result.policy.get("spec") or result.policy.get("name", "?"))
+    table = Table(title=f"{result.env_id}: {name}")
     for column in ("metric", "estimate", "95% interval", "method"):
         table.add_column(column)
     rows = dict(result.aggregates)
