@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.wrappers import apply_wrappers
 from rlbench_suite.wrappers.masks import get_action_mask
 
 CURVE_FILE = "curve.csv"
@@ -44,8 +46,10 @@ def curve_seeds(episodes: int) -> list[int]:
 class CurveEvaluator:
     """Plays the curve's episodes with an SB3 model's deterministic actions."""
 
-    def __init__(self, env_id: str, episodes: int, *, masked: bool = False) -> None:
-        self.env = gym.make(env_id)
+    def __init__(
+        self, env_id: str, episodes: int, *, masked: bool = False, wrappers: Sequence[Any] = ()
+    ) -> None:
+        self.env = apply_wrappers(gym.make(env_id), list(wrappers))
         self.seeds = curve_seeds(episodes)
         self.masked = masked
 

@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rlbench_suite.baselines.algorithms import Algorithm
+from rlbench_suite.core.cards import WrapperRef
 from rlbench_suite.resources import content_dir
 
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
@@ -68,6 +69,10 @@ class Entry(BaseModel):
     normalize: bool | dict[str, Any] = False
     noise_type: Literal["normal", "ornstein-uhlenbeck"] | None = None
     noise_std: float | None = Field(None, gt=0)
+    env_wrappers: list[WrapperRef] = Field(default_factory=list)
+    """The suite's versioned wrappers to train through, innermost first, on top of the card's
+    stack (e.g. the text games' AdmissibleActions and HashedBagOfWords); recorded with the
+    policy so the harness rebuilds them."""
 
     @field_validator("n_timesteps", mode="before")
     @classmethod

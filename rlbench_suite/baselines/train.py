@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import functools
 import json
 import platform
 import sys
@@ -46,6 +47,7 @@ from rlbench_suite.baselines.hyperparams import (
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import TRAINING_SEEDS
 from rlbench_suite.paths import runs_dir
+from rlbench_suite.wrappers import apply_wrappers
 
 RUN_FILE = "run.json"
 RUN_SCHEMA_VERSION = 1
@@ -143,10 +145,13 @@ def make_training_env(card: EnvCard, params: Hyperparams) -> Any:
     from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
     n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
-    if card.vector_entry_point:  # the native backend takes its options as kwargs
+    stack = params.entry.env_wrappers
+    if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
         venv = gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
     else:
-        venv = gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step)
+        venv = gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
+                            wrappers=[functools.partial(apply_wrappers, stack=stack)] if stack
+                            else None)  # fmt: skip
     env: Any = VectorEnvToSB3(venv)
     normalize = params.entry.normalize
     if normalize:
@@ -415,7 +420,8 @@ class _Run:
         self.start_step = int(model.num_timesteps)
         self.segment_start = time.perf_counter()
         self.evaluator = curves.CurveEvaluator(
-            self.card.id, self.config.eval_episodes, masked=self.algo.masked
+            self.card.id, self.config.eval_episodes, masked=self.algo.masked,
+            wrappers=self.params.entry.env_wrappers,
         )
         self.save_record(status="running")
         try:
@@ -462,6 +468,7 @@ class _Run:
             env_id=self.card.id,
             train_seeds=self.train_seeds,
             training_budget_steps=steps,
+            wrappers=list(self.params.entry.env_wrappers),
             extra={
                 "run": "run.json",
                 "hyperparams_sha256": self.params.sha256,

@@ -102,14 +102,19 @@ class EpisodeStatistics(VersionedWrapper, gym.Wrapper):
         if self._info_key is not None and info.get(self._info_key):
             self._seen = True
         if terminated or truncated:
-            scorer = self._scorer
-            success = scorer.success(self._seen, terminated, reward, self._return)
-            info = dict(info)
-            info[STATS_KEY] = {
-                "r": self._return,
-                "l": self._length,
-                "success": success,
-                "normalized_score": scorer.normalized(self._return, success),
-            }
-            info["is_success"] = success
+            record = self.episode_record(terminated, reward)
+            info = {**info, STATS_KEY: record, "is_success": record["success"]}
         return obs, reward, terminated, truncated, info
+
+    def episode_record(self, terminated: bool = False, last_reward: float = 0.0) -> dict:
+        """The statistics of the episode so far, as ``info["rlbench_episode"]`` holds them at
+        its end; a wrapper above that ends an episode the game did not end (a turn limit)
+        reports them with ``terminated=False``."""
+        scorer = self._scorer
+        success = scorer.success(self._seen, terminated, last_reward, self._return)
+        return {
+            "r": self._return,
+            "l": self._length,
+            "success": success,
+            "normalized_score": scorer.normalized(self._return, success),
+        }

@@ -28,6 +28,7 @@ import numpy as np
 
 from rlbench_suite.wrappers.base import VersionedWrapper, register_wrapper
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY
+from rlbench_suite.wrappers.stats import STATS_KEY
 
 ADMISSIBLE_KEY = "admissible_commands"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -127,8 +128,9 @@ class AdmissibleActions(AdmissibleActionsV0):
             statistics (``info["rlbench_episode"]``, below this wrapper) never include it.
         max_turns: the most turns of an episode, no-op turns included; ``None`` (the default)
             takes the env's ``spec.max_episode_steps`` (the game's time limit), if any. A turn
-            that reaches it without the game ending returns ``truncated=True``; such an episode
-            has no ``info["rlbench_episode"]``, since the game did not end it.
+            that reaches it without the game ending returns ``truncated=True`` with the
+            game's statistics so far in ``info["rlbench_episode"]`` (its return and commands
+            sent; a success only by the card's rule), so the harness counts the episode.
     """
 
     def __init__(
@@ -175,10 +177,23 @@ class AdmissibleActions(AdmissibleActionsV0):
         if index is None:
             obs, info = self._last
             info = {**info, INADMISSIBLE_KEY: int(action)}
-            return obs, 0.0 - self.penalty, False, out_of_turns, info
+            return obs, 0.0 - self.penalty, False, out_of_turns, self._ended(info, out_of_turns)
         obs, reward, terminated, truncated, info = self._send(index)
         self._last = (obs, info)
-        return obs, reward, terminated, truncated or out_of_turns, info
+        cut = out_of_turns and not (terminated or truncated)
+        return obs, reward, terminated, truncated or out_of_turns, self._ended(info, cut)
+
+    def _ended(self, info: dict[str, Any], cut: bool) -> dict[str, Any]:
+        """``info`` of a turn that ends, by the turn limit, an episode the game did not end:
+        with the game's own statistics so far (``info["rlbench_episode"]``, from the
+        statistics wrapper below, if any), so evaluations count the episode."""
+        if not cut:
+            return info
+        try:
+            record = self.env.get_wrapper_attr("episode_record")()
+        except AttributeError:
+            return info
+        return {**info, STATS_KEY: record, "is_success": record["success"]}
 
 
 class ForwardActionMasks:
