@@ -86,14 +86,41 @@ def measure(
 
 def write_reference(path: Path, kind: str, score: RefScore) -> None:
     """Write ``score`` as ``[reference.<kind>]`` into the card at ``path``, keeping its layout."""
-    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
-    if "reference" not in doc:
+
+    def edit(doc: tomlkit.TOMLDocument) -> None:
+        if "reference" not in doc:
+            doc.add(tomlkit.nl())
+            doc["reference"] = tomlkit.table(is_super_table=True)
+        table = tomlkit.table()
+        for key, value in score.model_dump(exclude_none=True).items():
+            table.add(key, value)
+        doc["reference"][kind] = table  # type: ignore[index]
+
+    rewrite_card(path, edit)
+
+
+def write_trained(path: Path, trained: list[Any], suite: str | None = None) -> None:
+    """Write the card's ``[[trained]]`` baselines (``TrainedBaseline``s, best first) and, if
+    given, add ``suite`` to its suites, keeping the rest of the card's layout."""
+
+    def edit(doc: tomlkit.TOMLDocument) -> None:
+        if suite is not None and suite not in doc.get("suites", []):
+            doc["suites"] = [*doc.get("suites", []), suite]
+        tables = tomlkit.aot()
+        for baseline in trained:
+            tables.append(tomlkit.item(baseline.model_dump(mode="json", exclude_none=True)))
+        if "trained" in doc:
+            del doc["trained"]
         doc.add(tomlkit.nl())
-        doc["reference"] = tomlkit.table(is_super_table=True)
-    table = tomlkit.table()
-    for key, value in score.model_dump(exclude_none=True).items():
-        table.add(key, value)
-    doc["reference"][kind] = table  # type: ignore[index]
+        doc["trained"] = tables
+
+    rewrite_card(path, edit)
+
+
+def rewrite_card(path: Path, edit: Any) -> None:
+    """Apply ``edit`` to the parsed card at ``path``; write it back only if it still loads."""
+    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    edit(doc)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
     try:

@@ -14,6 +14,7 @@ from rlbench_suite.cli.common import (
     cards_or_all,
     console,
     fail,
+    interval,
     number,
     print_table,
     progress_bar,
@@ -39,7 +40,7 @@ def list_envs(
         bool, typer.Option(help="One row per card, also for generated families.")
     ] = False,
 ) -> None:
-    """Table of the catalog: id, family, API, metric and reference scores.
+    """Table of the catalog: id, family, API, metric, reference and trained scores.
 
     Generated families (10 or more cards whose ids differ only in their digits, sharing an
     entry point and suites, like the 144 matrix games) are one row unless --expand. Cells are
@@ -53,7 +54,7 @@ def list_envs(
     rows = [_row(group) for group in groups]
     print_table(
         f"rlbench-suite catalog ({len(selected)} environments)",
-        ["id", "family", "API", "metric", "random", "expert", "suites"],
+        ["id", "family", "API", "metric", "random", "expert", "trained", "suites"],
         rows,
         optional=("family", "API", "suites"),
     )
@@ -84,11 +85,21 @@ def _families(selected: list[EnvCard]) -> list[list[EnvCard]]:
     return groups
 
 
+def trained_text(card: EnvCard) -> str:
+    """The best trained baseline: its normalized IQM over seeds with the interval (or the
+    metric's, without a normalized score) and its algorithm; '-' without one."""
+    if not card.trained:
+        return "-"
+    best = card.trained[0]
+    shown = best.normalized or best.value
+    return f"{interval(shown.point, shown.low, shown.high, 3)} {best.algo}"
+
+
 def _row(group: list[EnvCard]) -> tuple[str, ...]:
     first = group[0]
     if len(group) == 1:
         return (first.id, first.family, first.api, first.primary_metric,
-                score_text(first, "random"), score_text(first, "expert"),
+                score_text(first, "random"), score_text(first, "expert"), trained_text(first),
                 ", ".join(first.suites))  # fmt: skip
 
     def span(kind: str) -> str:
@@ -101,8 +112,10 @@ def _row(group: list[EnvCard]) -> tuple[str, ...]:
 
     common = os.path.commonprefix([first.id, group[-1].id])  # noqa: RUF071 (characters)
     name = f"{first.id} ... {group[-1].id[len(common):]} ({len(group)})"
+    trained = sum(bool(c.trained) for c in group)
     return (name, first.family, first.api, first.primary_metric, span("random"),
-            span("expert"), ", ".join(first.suites))  # fmt: skip
+            span("expert"), f"{trained} of {len(group)}" if trained else "-",
+            ", ".join(first.suites))  # fmt: skip
 
 
 def _check_filter(name: str, value: str | None, known: list[str]) -> None:

@@ -103,6 +103,31 @@ class References(_Model):
     expert: RefScore | None = None
 
 
+class Interval(_Model):
+    """A point estimate with its 95% interval."""
+
+    point: float
+    low: float
+    high: float
+
+
+class TrainedBaseline(_Model):
+    """A trained reference policy of the zoo: one algorithm, one budget, several training
+    seeds, each scored by the harness under the card's protocol; the aggregate is the
+    interquartile mean over seeds with a stratified-bootstrap 95% interval."""
+
+    name: str = Field(description="baseline:<env-name>/<algo>; seed S is .../seed-<S>")
+    algo: str
+    budget_steps: int = Field(gt=0, description="environment steps, the same for every seed")
+    seeds: list[int] = Field(min_length=1, description="the training seeds")
+    value: Interval = Field(description="the primary metric: IQM over seeds of each seed's mean")
+    normalized: Interval | None = Field(None, description="the same on the 0-100 scale")
+    wall_time_s: float = Field(ge=0, description="training wall time summed over seeds")
+    results: str = Field(description="the folder of its result files, in baselines/")
+    suite_version: str
+    measured: dt.date
+
+
 class EvalDefaults(_Model):
     """The card's default evaluation protocol: episodes, seeds, deterministic actions.
 
@@ -164,6 +189,9 @@ class EnvCard(_Model):
     )
     wrappers: list[WrapperRef] = Field(default_factory=list)
     reference: References = Field(default_factory=References)
+    trained: list[TrainedBaseline] = Field(
+        default_factory=list, description="the zoo's trained baselines, best first"
+    )
     evaluation: EvalDefaults = Field(default_factory=EvalDefaults)
     suites: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)

@@ -1,0 +1,105 @@
+"""The reference zoo: its manifest, its committed results, and their summaries on the cards.
+
+``baselines/zoo.yaml`` lists what is trained (card, algorithm, budget, training seeds);
+``scripts/train_zoo.py`` trains and commits it; this module reads what was committed. A
+card's trained baseline is summarized as the interquartile mean over its training seeds of
+each seed's mean primary metric (and normalized score), with a stratified-bootstrap 95%
+interval (:func:`rlbench_suite.core.metrics.interval_estimates`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from rlbench_suite import __version__
+from rlbench_suite.core.cards import EnvCard, Interval, TrainedBaseline
+from rlbench_suite.core.metrics import interval_estimates
+from rlbench_suite.core.result import Result, load_result
+from rlbench_suite.core.scoring import normalized_score, primary_values
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
+from rlbench_suite.resources import content_dir
+
+REFERENCE_SUITE = "rlbench-reference"
+"""The suite of cards with a complete trained baseline (every seed of the zoo committed)."""
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """One line of ``baselines/zoo.yaml``."""
+
+    env: str
+    algo: str
+    budget: int
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """One committed seed: its harness result and its training record."""
+
+    seed: int
+    result: Result
+    run: dict[str, Any]
+
+
+def zoo_entries(only: str | None = None) -> list[ZooEntry]:
+    """The zoo's entries in order (``only``: those whose env id contains it)."""
+    raw = yaml.safe_load((content_dir("baselines") / "zoo.yaml").read_text(encoding="utf-8"))
+    entries = [ZooEntry(e["env"], e["algo"], int(e["budget"]), tuple(e["seeds"])) for e in raw]
+    return [e for e in entries if only is None or only in e.env]
+
+
+def baseline_name(card: EnvCard, algo: str, seed: int | None = None) -> str:
+    """``<env-name>/<algo>[/seed-<S>]``, the name ``baseline:`` specs use."""
+    return f"{card.name}/{algo}" + (f"/seed-{seed}" if seed is not None else "")
+
+
+def results_dir(card: EnvCard, algo: str, seed: int | None = None) -> Path:
+    """Where the committed results of a baseline (or one seed of it) live."""
+    return content_dir("baselines") / "results" / baseline_name(card, algo, seed)
+
+
+def committed_runs(card: EnvCard, algo: str, seeds: tuple[int, ...]) -> list[SeedRun]:
+    """The seeds of ``seeds`` whose results are committed, in order."""
+    runs = []
+    for seed in seeds:
+        folder = results_dir(card, algo, seed)
+        if (folder / "result.json").is_file():
+            record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+            runs.append(SeedRun(seed, load_result(folder / "result.json"), record))
+    return runs
+
+
+def _iqm(values: list[float]) -> Interval:
+    estimate = interval_estimates(np.array(values), "iqm", reps=BOOTSTRAP_REPS,
+                                  random_state=BOOTSTRAP_SEED)["iqm"]  # fmt: skip
+    return Interval(point=estimate.point, low=estimate.low, high=estimate.high)
+
+
+def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBaseline:
+    """The card's trained baseline from its committed seeds."""
+    means = [float(primary_values(card.primary_metric, r.result.returns,
+                                  r.result.successes).mean()) for r in runs]  # fmt: skip
+    references = card.reference_values()
+    normalized = None
+    if references is not None:
+        normalized = _iqm([float(normalized_score(m, *references)) for m in means])
+    return TrainedBaseline(
+        name=f"baseline:{baseline_name(card, entry.algo)}",
+        algo=entry.algo,
+        budget_steps=entry.budget,
+        seeds=[r.seed for r in runs],
+        value=_iqm(means),
+        normalized=normalized,
+        wall_time_s=round(sum(float(r.run.get("wall_time_s", 0.0)) for r in runs), 1),
+        results=f"results/{baseline_name(card, entry.algo)}",
+        suite_version=__version__,
+        measured=dt.date.today(),
+    )

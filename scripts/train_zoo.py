@@ -1,0 +1,130 @@
+"""Train the reference zoo (``baselines/zoo.yaml``) and commit its small artifacts.
+
+    python scripts/train_zoo.py                  # every entry, in order; resumable
+    python scripts/train_zoo.py --only CartPole  # entries whose id contains CartPole
+    python scripts/train_zoo.py --list           # what is done and what is left
+    python scripts/train_zoo.py --summarize      # write the committed baselines onto the cards
+
+Each (entry, seed) trains with ``rlbench train`` into the data dir's ``runs/zoo/`` folder
+(resuming an interrupted run from its checkpoint), then is collected into the repository:
+``baselines/policies/<env-name>/<algo>/seed-<S>/policy.onnx`` (+ its sidecar), and
+``baselines/results/<env-name>/<algo>/seed-<S>/`` holding ``run.json``, ``curve.csv`` and
+``result.json``: the harness's evaluation of the committed policy under the card's protocol,
+named ``baseline:<env-name>/<algo>/seed-<S>`` so anyone can re-run it. A collected seed is
+skipped, so the script can be stopped and started again at any time; run it under ``nice``.
+``--summarize`` writes each entry whose seeds are all committed onto its card as a
+``[[trained]]`` baseline (IQM over seeds with a 95% interval) and adds the card to the
+``rlbench-reference`` suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from rlbench_suite.baselines.train import TrainConfig, train
+from rlbench_suite.baselines.zoo import (
+    REFERENCE_SUITE,
+    ZooEntry,
+    baseline_name,
+    committed_runs,
+    results_dir,
+    summarize,
+    zoo_entries,
+)
+from rlbench_suite.core.catalog import card_paths, get_card
+from rlbench_suite.evaluation import evaluate
+from rlbench_suite.paths import runs_dir
+from rlbench_suite.refscores import write_trained
+from rlbench_suite.resources import content_dir
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+def collected(entry: ZooEntry, seed: int) -> bool:
+    return (results_dir(get_card(entry.env), entry.algo, seed) / "result.json").is_file()
+
+
+def train_one(entry: ZooEntry, seed: int) -> Path:
+    """Train (or resume, or find finished) one seed; return its run folder."""
+    import json
+
+    card = get_card(entry.env)
+    out = runs_dir() / "zoo"
+    run = out / card.name / entry.algo / f"seed-{seed}"
+    record = run / "run.json"
+    status = json.loads(record.read_text())["status"] if record.is_file() else None
+    if status != "finished":
+        train(TrainConfig(env_id=card.id, algo=entry.algo, seed=seed, budget=entry.budget,
+                          out=out, resume=status is not None))  # fmt: skip
+    return run
+
+
+def collect(entry: ZooEntry, seed: int, run: Path) -> None:
+    """Copy the policy and the run's records into the repository; evaluate the copy."""
+    card = get_card(entry.env)
+    name = baseline_name(card, entry.algo, seed)
+    policy_dir = content_dir("baselines") / "policies" / name
+    result_dir = results_dir(card, entry.algo, seed)
+    policy_dir.mkdir(parents=True, exist_ok=True)
+    result_dir.mkdir(parents=True, exist_ok=True)
+    for source, target in ((run / "policy.onnx", policy_dir / "policy.onnx"),
+                           (run / "policy.onnx.meta.json", policy_dir / "policy.onnx.meta.json"),
+                           (run / "run.json", result_dir / "run.json"),
+                           (run / "curve.csv", result_dir / "curve.csv")):  # fmt: skip
+        if source.stat().st_size > MAX_FILE_BYTES:
+            raise SystemExit(f"{source} is over 5 MB; the zoo commits only small files")
+        shutil.copyfile(source, target)
+    partial = result_dir / "result.json.partial"
+    evaluate(card, f"baseline:{name}", workers=1, out=partial)
+    partial.with_name(partial.name + ".episodes.jsonl").unlink()
+    partial.replace(result_dir / "result.json")
+
+
+def write_summaries(entries: list[ZooEntry]) -> int:
+    """Write every complete entry onto its card; return how many."""
+    by_card: dict[str, list] = {}
+    for entry in entries:
+        card = get_card(entry.env)
+        runs = committed_runs(card, entry.algo, entry.seeds)
+        if len(runs) == len(entry.seeds):
+            by_card.setdefault(card.id, []).append(summarize(card, entry, runs))
+    for card_id, trained in by_card.items():
+        trained.sort(key=lambda t: -(t.normalized or t.value).point)
+        write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE)
+    return len(by_card)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="entries whose env id contains this text")
+    parser.add_argument("--list", action="store_true", help="show what is done and what is left")
+    parser.add_argument("--summarize", action="store_true", help="write baselines onto cards")
+    args = parser.parse_args(argv)
+    entries = zoo_entries(args.only)
+    if args.summarize:
+        print(f"{write_summaries(entries)} cards carry their trained baselines")
+        return 0
+    todo = [(e, s) for e in entries for s in e.seeds]
+    if args.list:
+        for entry, seed in todo:
+            mark = "done" if collected(entry, seed) else "todo"
+            print(f"{mark}  {entry.env} {entry.algo} seed {seed} ({entry.budget} steps)")
+        return 0
+    for number, (entry, seed) in enumerate(todo, start=1):
+        if collected(entry, seed):
+            continue
+        started = time.perf_counter()
+        print(f"[{number}/{len(todo)}] {entry.env} {entry.algo} seed {seed}", flush=True)
+        collect(entry, seed, train_one(entry, seed))
+        name = baseline_name(get_card(entry.env), entry.algo, seed)
+        print(f"[{number}/{len(todo)}] collected {name} in "
+              f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,71 @@
+"""The reference zoo: its manifest is trainable, and what is committed is sound.
+
+These tests read the committed results; they never train.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlbench_suite.baselines.algorithms import get_algorithm
+from rlbench_suite.baselines.hyperparams import load_hyperparams
+from rlbench_suite.baselines.zoo import (
+    REFERENCE_SUITE,
+    baseline_name,
+    committed_runs,
+    zoo_entries,
+)
+from rlbench_suite.core.catalog import get_card, select_cards
+from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.policies import file_sha256, resolve_baseline
+
+ENTRIES = zoo_entries()
+
+
+def test_the_manifest_names_cards_algorithms_hyperparameters_and_training_seeds():
+    assert len({e.env for e in ENTRIES}) >= 20
+    for entry in ENTRIES:
+        card = get_card(entry.env)
+        load_hyperparams(get_algorithm(entry.algo), card.id)  # raises if missing
+        assert len(entry.seeds) >= 3 and len(set(entry.seeds)) == len(entry.seeds)
+        assert all(seed in TRAINING_SEEDS for seed in entry.seeds)
+        assert entry.budget > 0
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: f"{e.env}-{e.algo}")
+def test_every_committed_seed_is_a_harness_result_of_its_committed_policy(entry):
+    card = get_card(entry.env)
+    for run in committed_runs(card, entry.algo, entry.seeds):
+        name = baseline_name(card, entry.algo, run.seed)
+        result = run.result
+        assert result.env_id == card.id and result.policy["spec"] == f"baseline:{name}"
+        assert result.protocol.seeds == card.evaluation.seeds  # the card's own protocol
+        policy = resolve_baseline(name)
+        assert result.policy["artifact_sha256"] == file_sha256(policy)
+        assert policy.stat().st_size < 5 * 1024 * 1024
+        assert run.run["budget"] == entry.budget and run.run["status"] == "finished"
+        assert run.run["seed"] == run.seed and result.training_budget_steps >= entry.budget
+        assert set(result.policy["train_seeds"]) <= set(TRAINING_SEEDS)
+
+
+def test_the_reference_suite_is_exactly_the_cards_with_every_seed_committed():
+    complete = {
+        e.env for e in ENTRIES
+        if len(committed_runs(get_card(e.env), e.algo, e.seeds)) == len(e.seeds)
+    }  # fmt: skip
+    assert {c.id for c in select_cards(suite=REFERENCE_SUITE)} == complete
+
+
+@pytest.mark.parametrize("card", select_cards(suite=REFERENCE_SUITE), ids=lambda c: c.id)
+def test_every_reference_card_has_a_trained_baseline_that_beats_random(card):
+    assert card.trained, card.id
+    for baseline in card.trained:
+        assert len(baseline.seeds) >= 3
+        assert baseline.value.low <= baseline.value.point <= baseline.value.high
+        assert baseline.value.point > card.reference.random.value, (card.id, baseline.name)
+        folder = resolve_baseline(f"{baseline.name.removeprefix('baseline:')}/seed-"
+                                 f"{baseline.seeds[0]}").parent  # fmt: skip
+        meta = json.loads((folder / "policy.onnx.meta.json").read_text())
+        assert meta["training_budget_steps"] >= baseline.budget_steps
