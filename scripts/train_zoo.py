@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from rlbench_suite.baselines.train import TrainConfig, train
 from rlbench_suite.baselines.zoo import (
     REFERENCE_SUITE,
@@ -35,10 +37,12 @@ from rlbench_suite.baselines.zoo import (
     summarize,
     zoo_entries,
 )
+from rlbench_suite.core.cards import load_card
 from rlbench_suite.core.catalog import card_paths, get_card
+from rlbench_suite.core.scoring import primary_values
 from rlbench_suite.evaluation import evaluate
 from rlbench_suite.paths import runs_dir
-from rlbench_suite.refscores import write_trained
+from rlbench_suite.refscores import measure, write_reference, write_trained
 from rlbench_suite.resources import content_dir
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -85,17 +89,35 @@ def collect(entry: ZooEntry, seed: int, run: Path) -> None:
 
 
 def write_summaries(entries: list[ZooEntry]) -> int:
-    """Write every complete entry onto its card; return how many."""
-    by_card: dict[str, list] = {}
+    """Write every complete entry onto its card; return how many.
+
+    A single-agent card without an expert reference gets one first: its best trained seed,
+    measured by ``rlbench refscores --policy baseline:...`` (100 reference episodes).
+    """
+    complete: dict[str, list[tuple[ZooEntry, list]]] = {}
     for entry in entries:
         card = get_card(entry.env)
         runs = committed_runs(card, entry.algo, entry.seeds)
         if len(runs) == len(entry.seeds):
-            by_card.setdefault(card.id, []).append(summarize(card, entry, runs))
-    for card_id, trained in by_card.items():
-        trained.sort(key=lambda t: -(t.normalized or t.value).point)
+            complete.setdefault(card.id, []).append((entry, runs))
+    for card_id, done in complete.items():
+        card = get_card(card_id)
+        if card.reference.expert is None and not card.is_multiagent:
+            entry, runs = done[0]
+            best = max(runs, key=lambda r: float(np.mean(primary_values(
+                card.primary_metric, r.result.returns, r.result.successes))))  # fmt: skip
+            spec = f"baseline:{baseline_name(card, entry.algo, best.seed)}"
+            write_reference(card_paths()[card_id], "expert", measure(card, policy=spec))
+            card = reload_card(card_id)
+        trained = sorted((summarize(card, entry, runs) for entry, runs in done),
+                         key=lambda t: -(t.normalized or t.value).point)  # fmt: skip
         write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE)
-    return len(by_card)
+    return len(complete)
+
+
+def reload_card(card_id: str):
+    """The card as its file says now (the catalog loaded it before it was rewritten)."""
+    return load_card(card_paths()[card_id])
 
 
 def main(argv: list[str]) -> int:

@@ -53,7 +53,7 @@ def list_envs(
     groups = [[c] for c in selected] if expand else _families(selected)
     rows = [_row(group) for group in groups]
     print_table(
-        f"rlbench-suite catalog ({len(selected)} environments)",
+        f"rlbench-suite catalog ({len(selected)} environment{'' if len(selected) == 1 else 's'})",
         ["id", "family", "API", "metric", "random", "expert", "trained", "suites"],
         rows,
         optional=("family", "API", "suites"),
