@@ -461,6 +461,7 @@ class _Run:
             algo=self.algo.class_name,
             env_id=self.card.id,
             train_seeds=self.train_seeds,
+            tuning_seeds=self.params.entry.source.tuning_seeds or [],
             training_budget_steps=steps,
             extra={
                 "run": "run.json",

@@ -7,6 +7,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     eval_commands,
     text_figures_command,
     train_command,
+    tune_command,
 )
 from rlbench_suite.cli.common import app
 
