@@ -27,7 +27,6 @@ import datetime as dt
 import json
 import math
 import shlex
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -573,7 +572,8 @@ def _run_ray(study_: _Study, study: Any, on_progress: Callable[[TuneProgress], N
     remaining = study_.remaining(study)
     if remaining == 0:
         return
-    if not ray.is_initialized():
+    started = not ray.is_initialized()  # else: the cluster the caller connected to
+    if started:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     import optuna
 
@@ -614,7 +614,11 @@ def _run_ray(study_: _Study, study: Any, on_progress: Callable[[TuneProgress], N
             callbacks=[Progress()],
         ),
     )
-    tuner.fit()
+    try:
+        tuner.fit()
+    finally:
+        if started:
+            ray.shutdown()
 
 
 class _Space:
@@ -629,6 +633,32 @@ class _Space:
 
 def _ray_trainable_with_spec(config: dict[str, Any], spec: dict[str, Any]) -> None:
     _ray_trainable({**config, "_spec": spec})
+
+
+def command_line(study_: _Study, config: TuneConfig) -> str:
+    """The ``rlbench tune`` command that makes this study (the settings that matter)."""
+    words = [
+        "rlbench",
+        "tune",
+        study_.card.id,
+        "--algo",
+        study_.algo.name,
+        "--trials",
+        str(config.trials),
+        "--budget",
+        str(study_.budget),
+        "--backend",
+        config.backend,
+        "--evaluations",
+        str(config.evaluations),
+        "--eval-episodes",
+        str(config.eval_episodes),
+        "--startup-trials",
+        str(config.startup_trials),
+    ]
+    if config.hyperparams is not None:
+        words += ["--hyperparams", str(config.hyperparams)]
+    return shlex.join(words)
 
 
 def tune(
@@ -666,7 +696,7 @@ def tune(
         "best_value": _plain(float(best.value)),
         "metric": f"{METRIC} over {config.eval_episodes} episodes on tuning seeds",
         "date": dt.date.today().isoformat(),
-        "command": shlex.join(["rlbench", *sys.argv[1:]]) if sys.argv else None,
+        "command": command_line(study_, config),
         "tuning_seeds": list(study.user_attrs["tuning_seeds"]),
     }
     entry = {"source": source, **entry}

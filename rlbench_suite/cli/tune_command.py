@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TextColumn
 
-from rlbench_suite.cli.common import app, console, fail
+from rlbench_suite.cli.common import app, console, fail, progress_bar
 
 
 class _Display:
@@ -22,14 +22,7 @@ class _Display:
 
     def __enter__(self) -> _Display:
         if console.is_terminal:
-            self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[best]}"),
-                TimeElapsedColumn(),
-                console=console,
-            )
+            self.bar = progress_bar(TextColumn("{task.fields[best]}"))
             self.bar.__enter__()
             self.task = self.bar.add_task(self.title, total=None, best="")
         return self
