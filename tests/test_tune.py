@@ -84,7 +84,18 @@ def _check_entry(out: Path, trials: int, budget: int) -> dict:
 
 
 @pytest.mark.slow
-def test_tune_local_writes_the_best_entry_resumes_and_uses_tuning_seeds_only(tmp_path):
+def test_tune_local_writes_the_best_entry_resumes_and_uses_tuning_seeds_only(tmp_path, monkeypatch):
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    seen: list[int] = []  # every seed a CartPole was reset from, in this process
+    reset = CartPoleEnv.reset
+
+    def spy(self, *, seed=None, options=None):
+        if seed is not None:
+            seen.append(int(seed))
+        return reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(CartPoleEnv, "reset", spy)
     base, out = _files(tmp_path)
     study_dir = tmp_path / "study"
     config = TuneConfig(
@@ -118,6 +129,7 @@ def test_tune_local_writes_the_best_entry_resumes_and_uses_tuning_seeds_only(tmp
     assert len(study.trials) == 3
     _check_entry(out, 3, 256)
     _check_seeds(study_dir, 3)
+    assert set(seen) == {100000, 100001, 600000, 600001}  # what the envs were really reset from
 
     # a policy trained from the tuned entry records the study's seeds as its tuning seeds
     runs = train(
