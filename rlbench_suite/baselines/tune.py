@@ -14,10 +14,10 @@ training seed (0-9999) and never a card's evaluation seed. The same seeds for ev
 from it records them in its sidecar.
 
 The study lives in ``<study dir>/study.db`` (Optuna's RDB storage on SQLite), so ``resume``
-continues it. ``backend="ray"`` runs the trials with Ray Tune (its Optuna searcher on the same
-storage, Ray's median stopping rule as the pruner). The best trial's hyperparameters are
-written into ``baselines/hyperparams/<algo>.yaml`` (or another file), the file's comments and
-order kept (careful rewriting), with the study's summary as the entry's ``source``.
+continues it. ``backend="ray"`` runs the trials with Ray Tune (:mod:`.tune_ray`: its Optuna
+searcher on the same storage, Ray's median stopping rule as the pruner). The best trial's
+hyperparameters are written into ``baselines/hyperparams/<algo>.yaml`` (or another file), the
+file's comments and order kept (careful rewriting), with the study's summary as its ``source``.
 """
 
 from __future__ import annotations
@@ -544,95 +544,33 @@ def _run_local(study_: _Study, study: Any, on_progress: Callable[[TuneProgress],
     )
 
 
-def _ray_trainable(config: dict[str, Any]) -> None:
-    """One Ray Tune trial: ``config`` is the Optuna searcher's sampled values plus the spec."""
-    from ray import tune
-
-    config = dict(config)
-    spec = TrialSpec(**config.pop("_spec"))
-    iteration = [0]
-
-    def report(step: int, value: float) -> bool:
-        iteration[0] += 1
-        tune.report({METRIC: value, "step": step})
-        return False  # Ray's scheduler stops the trial itself
-
-    try:
-        run_trial(spec, config, report, f"ray-{tune.get_context().get_trial_id()}")
-    except TrialPruned:
-        return
-
-
 def _run_ray(study_: _Study, study: Any, on_progress: Callable[[TuneProgress], None]) -> None:
-    import ray
-    from ray import tune
-    from ray.tune.schedulers import MedianStoppingRule
-    from ray.tune.search.optuna import OptunaSearch
+    from rlbench_suite.baselines import tune_ray
 
     remaining = study_.remaining(study)
     if remaining == 0:
         return
-    started = not ray.is_initialized()  # else: the cluster the caller connected to
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    import optuna
-
-    searcher = OptunaSearch(
-        space=_Space(study_.algo.name),
-        metric=METRIC,
-        mode="max",
+    tune_ray.run(
+        spec=study_.spec,
+        run_trial=_run_trial_from_dict,
+        pruned=TrialPruned,
+        sample=SAMPLERS[study_.algo.name],
         sampler=study_.sampler(),
-        storage=optuna.storages.RDBStorage(study_.storage_url),
+        storage_url=study_.storage_url,
         study_name=study_.name,
+        metric=METRIC,
+        trials=remaining,
+        evaluations=study_.config.evaluations,
+        startup_trials=study_.config.startup_trials,
+        study_dir=study_.dir,
+        on_complete=lambda: on_progress(_progress(study, study_.config.trials)),
     )
-    scheduler = MedianStoppingRule(
-        time_attr="training_iteration",
-        grace_period=max(1, study_.config.evaluations // 3),
-        min_samples_required=max(1, study_.config.startup_trials),
-        min_time_slice=float("inf"),  # never yield to a waiting trial: it would start over
-    )
-
-    class Progress(tune.Callback):
-        def on_trial_complete(self, *args: Any, **kwargs: Any) -> None:
-            on_progress(_progress(study, study_.config.trials))
-
-    spec = dataclasses.asdict(study_.spec)
-    tuner = tune.Tuner(
-        tune.with_resources(tune.with_parameters(_ray_trainable_with_spec, spec=spec), {"cpu": 1}),
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            scheduler=scheduler,
-            num_samples=remaining,
-            max_concurrent_trials=2,
-            metric=METRIC,
-            mode="max",
-        ),
-        run_config=tune.RunConfig(
-            name=f"ray-{int(time.time())}",
-            storage_path=str((study_.dir / "ray").resolve()),
-            verbose=0,
-            callbacks=[Progress()],
-        ),
-    )
-    try:
-        tuner.fit()
-    finally:
-        if started:
-            ray.shutdown()
 
 
-class _Space:
-    """The define-by-run search space for Ray's Optuna searcher (picklable, as Ray saves it)."""
-
-    def __init__(self, algo: str) -> None:
-        self.algo = algo
-
-    def __call__(self, trial: Any) -> None:
-        SAMPLERS[self.algo](trial)
-
-
-def _ray_trainable_with_spec(config: dict[str, Any], spec: dict[str, Any]) -> None:
-    _ray_trainable({**config, "_spec": spec})
+def _run_trial_from_dict(spec: dict[str, Any], params: dict[str, Any], report: Callable,
+                         name: str) -> float:  # fmt: skip
+    """:func:`run_trial` with the spec as a dict (as Ray ships it)."""
+    return run_trial(TrialSpec(**spec), params, report, name)
 
 
 def command_line(study_: _Study, config: TuneConfig) -> str:
