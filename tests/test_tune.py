@@ -127,6 +127,8 @@ def test_tune_local_writes_the_best_entry_resumes_and_uses_tuning_seeds_only(tmp
         study_name="CartPole-v1-ppo", storage=f"sqlite:///{study_dir}/study.db"
     )
     assert len(study.trials) == 3
+    drawn = [t.params["learning_rate"] for t in study.trials]
+    assert len(set(drawn)) == 3  # the resumed study drew new values, not its first ones again
     _check_entry(out, 3, 256)
     _check_seeds(study_dir, 3)
     assert set(seen) == {100000, 100001, 600000, 600001}  # what the envs were really reset from

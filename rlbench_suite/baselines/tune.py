@@ -458,6 +458,7 @@ class _Study:
             ),
             load_if_exists=True,
         )
+        study.sampler = self.sampler(len(study.trials))
         if exists:
             recorded = study.user_attrs.get("settings", {})
             diffs = [
@@ -483,12 +484,14 @@ class _Study:
             study.set_user_attr("created", _now())
         return study
 
-    def sampler(self) -> Any:
+    def sampler(self, stored: int = 0) -> Any:
+        """TPE seeded with ``sampler_seed + stored`` (the trials the study holds already): a
+        resumed study draws on, instead of repeating its first random draws."""
         import optuna
 
         return optuna.samplers.TPESampler(
             n_startup_trials=self.config.startup_trials,
-            seed=self.config.sampler_seed,
+            seed=self.config.sampler_seed + stored,
             multivariate=True,
         )
 
@@ -555,7 +558,7 @@ def _run_ray(study_: _Study, study: Any, on_progress: Callable[[TuneProgress], N
         run_trial=_run_trial_from_dict,
         pruned=TrialPruned,
         sample=SAMPLERS[study_.algo.name],
-        sampler=study_.sampler(),
+        sampler=study_.sampler(len(study.trials)),
         storage_url=study_.storage_url,
         study_name=study_.name,
         metric=METRIC,
