@@ -216,6 +216,8 @@ def test_tune_refuses_bad_input_in_one_line(tmp_path):
         app, ["tune", CARTPOLE, "--algo", "ppo", "--backend", "dask", "--study-dir", str(tmp_path)]
     )
     assert result.exit_code == 2 and "accepted: local, ray" in result.output
+    result = runner.invoke(app, ["tune", CARTPOLE, "--algo", "sac", "--budget", "100"])
+    assert result.exit_code == 2 and "algorithms for it: ppo, a2c, dqn" in result.output
     result = runner.invoke(
         app, ["tune", CARTPOLE, "--algo", "ppo", "--resume", "--study-dir", str(tmp_path)]
     )

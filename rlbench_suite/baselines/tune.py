@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rlbench_suite import EnvCard
-from rlbench_suite.baselines.algorithms import Algorithm, get_algorithm
+from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
 from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
     env_key,
@@ -406,6 +406,7 @@ class _Study:
                 f"no search space for --algo {self.algo.name}; tunable: {', '.join(SAMPLERS)}"
             )
         self.card = _card(config.env_id, self.algo)
+        _check_actions(self.algo, self.card)
         self.base = base_entry(self.algo, self.card, config.hyperparams, config.budget)
         self.budget = int(config.budget or float(self.base["n_timesteps"]))
         self.base["n_timesteps"] = int(float(self.base.get("n_timesteps", self.budget)))
@@ -497,6 +498,19 @@ class _Study:
 
     def remaining(self, study: Any) -> int:
         return max(0, self.config.trials - len(_finished(study)))
+
+
+def _check_actions(algo: Algorithm, card: EnvCard) -> None:
+    """Refuse, before any trial, an algorithm that cannot act in the env."""
+    import gymnasium as gym
+
+    env = gym.make(card.id)
+    try:
+        check_action_space(algo, card.id, env.action_space)
+    except ValueError as exc:
+        raise TuneError(str(exc)) from None
+    finally:
+        env.close()
 
 
 def _finished(study: Any) -> list[Any]:
