@@ -39,18 +39,20 @@ CURVE_FIRST_SEED = TRAINING_SEEDS.stop - 1000
 STATS_KEY = "rlbench_episode"
 
 
-def curve_seeds(episodes: int) -> list[int]:
-    return list(range(CURVE_FIRST_SEED, CURVE_FIRST_SEED + episodes))
+def curve_seeds(episodes: int, first_seed: int = CURVE_FIRST_SEED) -> list[int]:
+    return list(range(first_seed, first_seed + episodes))
 
 
 class CurveEvaluator:
-    """Plays the curve's episodes with an SB3 model's deterministic actions."""
+    """Plays the curve's episodes with an SB3 model's deterministic actions (from
+    ``first_seed`` on; tuning trials pass one of ``core.seeds.TUNING_SEEDS``)."""
 
     def __init__(
-        self, env_id: str, episodes: int, *, masked: bool = False, wrappers: Sequence[Any] = ()
-    ) -> None:
+        self, env_id: str, episodes: int, *, masked: bool = False,
+        first_seed: int = CURVE_FIRST_SEED, wrappers: Sequence[Any] = (),
+    ) -> None:  # fmt: skip
         self.env = apply_wrappers(gym.make(env_id), list(wrappers))
-        self.seeds = curve_seeds(episodes)
+        self.seeds = curve_seeds(episodes, first_seed)
         self.masked = masked
 
     def close(self) -> None:

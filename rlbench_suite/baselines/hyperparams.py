@@ -54,6 +54,16 @@ class Source(BaseModel):
     """``public``: taken from a named public source; ``tuned``: tuned here; ``defaults``: the
     SB3 class's defaults (plus ``n_envs``/``n_timesteps``), not tuned yet."""
     reference: str = Field(min_length=3, description="the named source, or how it was tuned")
+    # written by ``rlbench tune`` (origin: tuned): the study's summary
+    trials: int | None = None
+    budget_per_trial: int | None = None
+    best_value: float | None = None
+    metric: str | None = None
+    date: str | None = None
+    command: str | None = None
+    tuning_seeds: list[int] | None = None
+    """Every seed the study's trials trained and were evaluated on (``core.seeds.TUNING_SEEDS``);
+    a policy trained from this entry records them as its ``tuning_seeds``."""
 
 
 class Entry(BaseModel):

@@ -467,6 +467,7 @@ class _Run:
             algo=self.algo.class_name,
             env_id=self.card.id,
             train_seeds=self.train_seeds,
+            tuning_seeds=self.params.entry.source.tuning_seeds or [],
             training_budget_steps=steps,
             wrappers=list(self.params.entry.env_wrappers),
             extra={

@@ -3,10 +3,12 @@
 from rlbench_suite.cli import (  # noqa: F401  (the modules register their commands)
     analysis_commands,
     catalog_commands,
+    curves_command,
     doctor_command,
     eval_commands,
     text_figures_command,
     train_command,
+    tune_command,
 )
 from rlbench_suite.cli.common import app
 

@@ -143,11 +143,13 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def progress_bar() -> Progress:
+def progress_bar(*extra: TextColumn) -> Progress:
+    """Description, bar, done/total, ``extra`` columns, elapsed time."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        *extra,
         TimeElapsedColumn(),
         console=console,
         transient=False,

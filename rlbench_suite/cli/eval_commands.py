@@ -171,13 +171,26 @@ def results_show(files: Annotated[list[Path], typer.Argument(help="Result JSON f
 
 @app.command()
 def reproduce(
-    result_file: Annotated[Path, typer.Argument(help="A result JSON file.")],
+    result_file: Annotated[
+        Path, typer.Argument(help="A result JSON file, or a training run (folder or run.json).")
+    ],
     workers: Annotated[int | None, typer.Option(min=1, help="Workers (default: all cores).")] = (
         None
     ),
+    out: Annotated[
+        Path | None, typer.Option(help="Training runs: re-train here (default: a temp folder).")
+    ] = None,
 ) -> None:  # fmt: skip
-    """Re-run a result's evaluation from its protocol and policy; report any difference."""
+    """Re-run a result's evaluation from its protocol and policy, or re-train a training run
+    from its record and compare the final evaluations; report any difference."""
+    from rlbench_suite.baselines.reproduce_run import is_training_run
     from rlbench_suite.evaluation.reproduce import compare_runs, provenance_changes, rerun
+
+    if is_training_run(result_file):
+        from rlbench_suite.cli.reproduce_run_command import reproduce_training_run
+
+        reproduce_training_run(result_file, out, workers or 1)
+        return
 
     try:
         original = load_result(result_file)

@@ -20,8 +20,16 @@ def rerun(original: Result, workers: int | None = None) -> Result:
     return evaluate(original.env_id, spec, original.protocol, workers=workers)
 
 
-def compare_runs(original: Result, again: Result) -> list[str]:
-    """Every substantive difference between two runs of one protocol (empty: reproduced)."""
+POLICY_KEYS = ("artifact_sha256", "spec", "train_seeds", "tuning_seeds")
+
+
+def compare_runs(
+    original: Result, again: Result, policy_keys: tuple[str, ...] = POLICY_KEYS
+) -> list[str]:
+    """Every substantive difference between two runs of one protocol (empty: reproduced).
+
+    ``policy_keys``: the policy's recorded fields that must agree (a re-trained policy lives
+    at another path, so its ``spec`` differs by nature)."""
     differences = []
     now = spec_hash(get_card(original.env_id))
     if now != original.spec_hash:
@@ -29,7 +37,7 @@ def compare_runs(original: Result, again: Result) -> list[str]:
             f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "
             f"{now[:12]} now)"
         )
-    for key in ("artifact_sha256", "spec", "train_seeds", "tuning_seeds"):
+    for key in policy_keys:
         if original.policy.get(key) != again.policy.get(key):
             recorded, now = original.policy.get(key), again.policy.get(key)
             differences.append(f"policy {key}: {recorded!r} recorded, {now!r} now")
