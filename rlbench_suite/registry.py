@@ -27,6 +27,7 @@ from rlbench_suite.core.catalog import (
     RenamedEnvError,
     cards,
     catalog_errors,
+    describe_ids,
     get_card,
     renamed_message,
 )
@@ -280,10 +281,8 @@ def make_batched(env_id: str, num_games: int, **kwargs: Any) -> gym.vector.Vecto
         env_id, suggest=lambda c: c.batched_entry_point is not None, kind="batched environment"
     )
     if card.batched_entry_point is None:
-        offered = sorted(c.id for c in cards().values() if c.batched_entry_point)
-        raise ValueError(
-            f"{card.id} has no batched backend; ids with one: {', '.join(offered) or 'none'}"
-        )
+        offered = [c.id for c in cards().values() if c.batched_entry_point]
+        raise ValueError(f"{card.id} has no batched backend; ids with one: {describe_ids(offered)}")
     creator = load_entry_point(card.batched_entry_point)
     return creator(num_games=num_games, **(dict(card.kwargs) | kwargs))
 

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.protocol import SeedOverlapError
 from rlbench_suite.core.result import load_result
 from rlbench_suite.evaluation.protocols import default_protocol
@@ -64,7 +65,9 @@ def test_result_contents(one_worker, tmp_path):
     assert mean.point == pytest.approx(np.mean(result.returns))
     assert mean.low <= mean.point <= mean.high and mean.reps == 2000
     assert result.aggregates["success_rate"].method == "wilson"
-    assert result.normalized_score is None  # no expert score on the card yet
+    # CartPole's expert reference is the trained zoo's: the mean return on its 0-100 scale
+    card = get_card("rlbench/CartPole-v1")
+    assert result.normalized_score.point == pytest.approx(card.normalized_score(mean.point))
     assert result.provenance.packages["gymnasium"] and result.provenance.finished
     path = result.save(tmp_path / "r.json")
     assert load_result(path) == result

@@ -138,3 +138,18 @@ def test_malformed_results_fail_clearly(tmp_path, content, message):
     with pytest.raises(ResultError, match=message) as info:
         load_result(path)
     assert str(path) in str(info.value)
+
+
+def test_a_log_is_not_resumed_under_other_reference_scores(tmp_path):
+    card = get_card("rlbench/DuelVsBotEasy-v0")
+    protocol = default_protocol(card, episodes=3)
+    out = tmp_path / "r.json"
+    evaluate(card, "random", protocol, workers=1, out=out)
+    out.unlink()  # as if the run had been cut after its episodes
+    moved = card.reference.random.model_copy(update={"value": 0.0})
+    other = card.model_copy(update={"reference": card.reference.model_copy(
+        update={"random": moved})})  # fmt: skip
+    with pytest.raises(ValueError, match="reference scores differ"):
+        evaluate(other, "random", protocol, workers=1, out=out, resume=True)
+    again = evaluate(card, "random", protocol, workers=1, out=out, resume=True)
+    assert len(again.returns) == 3

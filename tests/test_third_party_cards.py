@@ -147,10 +147,17 @@ def test_check_refscores_and_eval_through_the_cli(lab, tmp_path):
     result = load_result(out)
     assert result.env_id == "mylab/Walk-v0" and result.normalized_score is not None
     assert result.normalized_score.point == pytest.approx(100.0, abs=5.0)
-    # the same through the --cards option instead of the environment variable
+    # the same through the --cards option instead of the environment variable, which the
+    # evaluation's worker processes do not inherit: the card travels to them
     listed = run_cli("--cards", str(card_path), "info", "mylab/Walk-v0",
                      env={"PYTHONPATH": env["PYTHONPATH"]})  # fmt: skip
     assert listed.returncode == 0 and "mylab/Walk-v0" in listed.stdout, listed.stderr
+    pooled = run_cli("--cards", str(card_path), "eval", "mylab/Walk-v0", "--policy",
+                     "module:mylab_envs:walk_right", "--episodes", "4", "--workers", "2",
+                     "--out", str(tmp_path / "pooled.json"),
+                     env={"PYTHONPATH": env["PYTHONPATH"]})  # fmt: skip
+    assert pooled.returncode == 0, pooled.stdout + pooled.stderr
+    assert load_result(tmp_path / "pooled.json").returns[:4] == result.returns[:4]
 
 
 def test_an_installed_package_registers_its_cards_through_an_entry_point(lab):

@@ -477,6 +477,7 @@ class _Run:
             },
         )
         write_metadata(onnx_path, meta)
+        write_metadata(self.dir / "model.zip", meta)  # sb3:model.zip evaluates as trained
         self.save_record(wall_time_s=round(self.wall(), 3))
         protocol = default_protocol(self.card, episodes=self.config.final_episodes)
         result = evaluate(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Annotated, Any, get_args
 
 import typer
@@ -23,12 +21,16 @@ from rlbench_suite.cli.common import (
     score_text,
 )
 from rlbench_suite.core.cards import EnvCard, Family
-from rlbench_suite.core.catalog import card_paths, cards, closest_ids, select_cards
+from rlbench_suite.core.catalog import (
+    GENERATED_FAMILY_MINIMUM,
+    card_paths,
+    cards,
+    closest_ids,
+    family_key,
+    family_label,
+    select_cards,
+)
 from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
-
-FAMILY_ROW_MINIMUM = 10
-"""Cards of one generated family (an entry point, suites and an id pattern that differs only
-in its digits), this many or more, are one row unless --expand."""
 
 
 @app.command("list")
@@ -56,7 +58,7 @@ def list_envs(
         f"rlbench-suite catalog ({len(selected)} environment{'' if len(selected) == 1 else 's'})",
         ["id", "family", "API", "metric", "random", "expert", "trained", "suites"],
         rows,
-        optional=("family", "API", "suites"),
+        optional=("family", "API", "metric", "trained", "suites"),
     )
     summarized = sum(len(g) for g in groups if len(g) > 1)
     if summarized:
@@ -69,7 +71,7 @@ def list_envs(
 def _families(selected: list[EnvCard]) -> list[list[EnvCard]]:
     """The cards in order, generated families gathered into one group each."""
     def key(card: EnvCard) -> tuple:
-        return card.entry_point, tuple(card.suites), re.sub(r"\d+", "#", card.name)
+        return card.entry_point, tuple(card.suites), family_key(card.id)
 
     by_family: dict[tuple, list[EnvCard]] = {}
     for card in selected:
@@ -77,7 +79,7 @@ def _families(selected: list[EnvCard]) -> list[list[EnvCard]]:
     groups, seen = [], set()
     for card in selected:
         members = by_family[key(card)]
-        if len(members) < FAMILY_ROW_MINIMUM:
+        if len(members) < GENERATED_FAMILY_MINIMUM:
             groups.append([card])
         elif key(card) not in seen:
             seen.add(key(card))
@@ -110,8 +112,7 @@ def _row(group: list[EnvCard]) -> tuple[str, ...]:
             f" ({len(values)} of {len(group)})" if len(values) < len(group) else ""
         )
 
-    common = os.path.commonprefix([first.id, group[-1].id])  # noqa: RUF071 (characters)
-    name = f"{first.id} ... {group[-1].id[len(common):]} ({len(group)})"
+    name = family_label([c.id for c in group])
     trained = sum(bool(c.trained) for c in group)
     return (name, first.family, first.api, first.primary_metric, span("random"),
             span("expert"), f"{trained} of {len(group)}" if trained else "-",
@@ -167,7 +168,7 @@ def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPol
     [card] = cards_or_all([env_id])
     table = Table(title=card.id, show_header=False)
     table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
+    table.add_column("value", overflow="fold", max_width=120)
     for key, value in card.model_dump(exclude={"reference"}).items():
         table.add_row(key, str(value))
     for kind in ("random", "expert"):
@@ -221,15 +222,15 @@ def check(
     for result in results:
         for name, error in result.errors.items():
             console.print(f"[red]{result.env_id} {name}:[/red] {error}")
+        if verbose:
+            for note in result.notes:
+                console.print(f"[yellow]{result.env_id}[/yellow] {note}")
     for card in selected:
         problem = card.normalization_problem()
         if problem and card.reference.random and card.reference.expert:
             console.print(f"[yellow]{card.id} has no normalized score:[/yellow] {problem}")
-        if verbose:
-            for note in result.notes:
-                console.print(f"[yellow]{result.env_id}[/yellow] {note}")
     passed = sum(r.ok for r in results)
-    failed = len(results) - passed + (0 if env_ids else report_broken_cards())
+    failed = len(results) - passed + report_broken_cards()  # broken cards fail any check
     console.print(f"{passed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)

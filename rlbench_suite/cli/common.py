@@ -105,7 +105,7 @@ def interval(point: float, low: float, high: float, digits: int = 4) -> str:
 def report_broken_cards() -> int:
     """Print the cards that failed to load; return how many."""
     for error in catalog_errors():
-        errors.print(f"[red]card not loaded:[/red] {error}", markup=False)
+        errors.print(Text.assemble(("card not loaded: ", "red"), str(error)))
     return len(catalog_errors())
 
 
@@ -151,8 +151,9 @@ def progress_bar(*extra: TextColumn) -> Progress:
         MofNCompleteColumn(),
         *extra,
         TimeElapsedColumn(),
-        console=console,
+        console=errors,
         transient=False,
+        disable=not errors.is_terminal,  # piped or in a log: no bar lines among the output
     )
 
 

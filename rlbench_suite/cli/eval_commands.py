@@ -198,8 +198,8 @@ def reproduce(
         raise fail(str(exc)) from None
     try:
         again = rerun(original, workers=workers)
-    except (ValueError, FileNotFoundError) as exc:
-        raise fail(str(exc)) from None
+    except (ValueError, LookupError, FileNotFoundError) as exc:
+        raise fail(exc) from None
     differences = compare_runs(original, again)
     for change in provenance_changes(original, again):
         console.print(f"[yellow]provenance:[/yellow] {change}")

@@ -297,12 +297,15 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
     return model
 
 
-def load_card(path: Path) -> EnvCard:
+def load_card(path: str | Path) -> EnvCard:
     """Parse and validate one card file, raising :class:`CardError` on any problem."""
+    path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise CardError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CardError(f"{path}: cannot read the card ({type(exc).__name__}: {exc})") from None
     try:
         return EnvCard.model_validate(data)
     except ValidationError as exc:

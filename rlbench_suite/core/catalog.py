@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,6 +171,37 @@ def select_cards(
         and (tag is None or tag in c.tags)
     ]
     return sorted(selected, key=lambda c: (c.family, c.id))
+
+
+GENERATED_FAMILY_MINIMUM = 10
+"""Ids that differ only in their digits, this many or more, are a generated family."""
+
+
+def family_key(env_id: str) -> str:
+    """The id with its digits replaced: ids of one generated family share it."""
+    return re.sub(r"\d+", "#", env_id)
+
+
+def family_label(ids: list[str]) -> str:
+    """``first ... tail-of-last (count)`` for a family of ids, sorted."""
+    first, last = ids[0], ids[-1]
+    common = os.path.commonprefix([first, last])  # noqa: RUF071 (characters, not paths)
+    return f"{first} ... {last[len(common):]} ({len(ids)})"
+
+
+def describe_ids(ids: list[str]) -> str:
+    """The ids for a message, generated families (:data:`GENERATED_FAMILY_MINIMUM` or more
+    ids differing only in digits) each shown as one :func:`family_label`."""
+    groups: dict[str, list[str]] = {}
+    for env_id in sorted(ids):
+        groups.setdefault(family_key(env_id), []).append(env_id)
+    parts: list[str] = []
+    for members in groups.values():
+        if len(members) >= GENERATED_FAMILY_MINIMUM:
+            parts.append(family_label(members))
+        else:
+            parts += members
+    return ", ".join(parts) or "none"
 
 
 def as_card(env: str | EnvCard) -> EnvCard:

@@ -13,6 +13,7 @@ import queue as queue_module
 import traceback
 from typing import Any
 
+from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.result import EpisodeRecord
 from rlbench_suite.evaluation.workers import (
     EvaluationError,
@@ -25,13 +26,13 @@ from rlbench_suite.policies import POLICY_SPECS_TEXT
 
 
 def _pool_worker(
-    env_id: str, source: Any, deterministic: bool, assignments: list, results: Any,
+    card: EnvCard, source: Any, deterministic: bool, assignments: list, results: Any,
     reset_options: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """Process-pool worker: stream ``("episode", record)``, then ``("done", None)``."""
     try:
         run_episodes(
-            env_id, source, deterministic, assignments,
+            card, source, deterministic, assignments,
             lambda record: results.put(("episode", record.model_dump())), reset_options,
         )  # fmt: skip
         results.put(("done", None))
@@ -40,24 +41,25 @@ def _pool_worker(
 
 
 def run_local_pool(
-    env_id: str, entry_module: str, source: PolicySource, deterministic: bool,
+    card: EnvCard, source: PolicySource, deterministic: bool,
     pending: list[tuple[int, int]], workers: int, on_episode: OnEpisode,
     reset_options: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """Run the pending episodes on ``workers`` spawned processes, streaming results back.
 
-    ``entry_module`` (the env's entry-point module) is preloaded by the fork server.
+    The card goes to the workers (which register it if their own import did not); its
+    entry-point module is preloaded by the fork server.
     """
     if workers <= 1 or len(pending) <= 1:
-        run_episodes(env_id, source, deterministic, pending, on_episode, reset_options)
+        run_episodes(card, source, deterministic, pending, on_episode, reset_options)
         return
     _check_picklable(source)
-    context = _worker_context(entry_module)
+    context = _worker_context(card.entry_point.split(":")[0])
     results = context.Queue()
     processes = [
         context.Process(
             target=_pool_worker,
-            args=(env_id, source, deterministic, chunk, results, reset_options),
+            args=(card, source, deterministic, chunk, results, reset_options),
             daemon=True,
         )
         for chunk in split_statically(pending, workers)

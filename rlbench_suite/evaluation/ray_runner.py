@@ -22,12 +22,12 @@ class _EpisodeActor:
     """Holds one environment and policy; plays episodes on request."""
 
     def __init__(
-        self, env_id: str, source: Any, deterministic: bool, reset_options: dict | None
+        self, card: Any, source: Any, deterministic: bool, reset_options: dict | None
     ) -> None:
         import rlbench_suite  # noqa: F401  (registers the ids in the actor's process)
         from rlbench_suite.evaluation.workers import prepare, single_threaded_torch
 
-        self.env, self.policy = prepare(env_id, source, deterministic)
+        self.env, self.policy = prepare(card, source, deterministic)
         self.reset_options = reset_options
         single_threaded_torch()
 
@@ -38,7 +38,7 @@ class _EpisodeActor:
 
 
 def run_ray(
-    env_id: str, source: PolicySource, deterministic: bool,
+    card: Any, source: PolicySource, deterministic: bool,
     pending: list[tuple[int, int]], workers: int, on_episode: OnEpisode,
     address: str | None = None, reset_options: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
@@ -60,7 +60,7 @@ def run_ray(
         free = int(ray.available_resources().get("CPU", 1))
         chunks = split_statically(pending, max(1, min(workers, free)))
         actor_class = ray.remote(num_cpus=1)(_EpisodeActor)
-        actors = [actor_class.remote(env_id, source, deterministic, reset_options) for _ in chunks]
+        actors = [actor_class.remote(card, source, deterministic, reset_options) for _ in chunks]
         # each actor's episodes are queued in order on that actor: a static division
         owner, remaining = {}, {}
         for actor, chunk in zip(actors, chunks, strict=True):

@@ -81,14 +81,16 @@ def evaluate(
     clock = time.perf_counter()
 
     # builds the policy, and plays the episodes if in-process
-    environment, prepared = prepare(card.id, policy, protocol.deterministic)
+    environment, prepared = prepare(card, policy, protocol.deterministic)
     try:
         identity = policy_identity(prepared, policy)
         protocol.check_disjoint(
             identity.get("train_seeds") or [], identity.get("tuning_seeds") or []
         )
+        # the references too: the episodes' normalized scores must all be on one scale
         header = {"env_id": card.id, "spec_hash": protocol.spec_hash,
-                  "protocol_hash": protocol.hash, "policy": identity}  # fmt: skip
+                  "protocol_hash": protocol.hash, "policy": identity,
+                  "references": card.reference_values()}  # fmt: skip
         log = EpisodeLog(_log_path(out), header, resume=resume) if out is not None else None
         done: dict[int, EpisodeRecord] = dict(log.done) if log else {}
 
@@ -108,13 +110,12 @@ def evaluate(
             for index, seed in pending:
                 record(play_episode(environment, prepared, seed, index, options))
         elif backend == "local":
-            entry_module = card.entry_point.split(":")[0]
-            run_local_pool(card.id, entry_module, policy, protocol.deterministic, pending,
-                           workers, record, options)  # fmt: skip
+            run_local_pool(card, policy, protocol.deterministic, pending, workers, record,
+                           options)  # fmt: skip
         else:
             from rlbench_suite.evaluation.ray_runner import run_ray
 
-            run_ray(card.id, policy, protocol.deterministic, pending, workers, record, address,
+            run_ray(card, policy, protocol.deterministic, pending, workers, record, address,
                     options)  # fmt: skip
     finally:
         environment.close()

@@ -48,8 +48,9 @@ class EpisodeLog:
             header = None
         if header != self.header:
             raise ValueError(
-                f"{self.path} was written by a different evaluation (protocol, environment or "
-                "policy differ); remove it or write to another --out"
+                f"{self.path} was written by a different evaluation (protocol, environment, "
+                "policy or the card's reference scores differ); remove it or write to another "
+                "--out"
             )
         if len(good) != len(raw):  # only once the log is known to be this evaluation's
             with self.path.open("r+b") as handle:

@@ -16,6 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.result import EpisodeRecord
 from rlbench_suite.evaluation.episodes import play_episode
 from rlbench_suite.policies import Policy, as_policy
@@ -38,12 +39,22 @@ def build_policy(source: PolicySource, env: gym.Env, deterministic: bool) -> Pol
     return as_policy(source)
 
 
-def prepare(env_id: str, source: PolicySource, deterministic: bool) -> tuple[gym.Env, Policy]:
-    """The environment ``gym.make(env_id)``, wrapped in the wrappers the policy was trained
+def ensure_registered(card: EnvCard) -> None:
+    """Register ``card`` in this process if it is not (a worker of an evaluation of a card
+    registered from outside the suite, which the worker's own import did not register)."""
+    if card.id not in gym.registry:
+        from rlbench_suite.card_sources import register_cards
+
+        register_cards(card)
+
+
+def prepare(card: EnvCard, source: PolicySource, deterministic: bool) -> tuple[gym.Env, Policy]:
+    """The environment ``gym.make(card.id)``, wrapped in the wrappers the policy was trained
     through (recorded with its artifact), and the policy built on it."""
     from rlbench_suite.policies.specs import declared_wrappers
 
-    env = gym.make(env_id)
+    ensure_registered(card)
+    env = gym.make(card.id)
     try:
         env = apply_wrappers(env, declared_wrappers(source))
         return env, build_policy(source, env, deterministic)
@@ -67,7 +78,7 @@ def single_threaded_torch() -> None:
 
 
 def run_episodes(
-    env_id: str,
+    card: EnvCard,
     source: PolicySource,
     deterministic: bool,
     assignments: list[tuple[int, int]],
@@ -75,7 +86,7 @@ def run_episodes(
     reset_options: dict[str, Any] | None = None,
 ) -> None:
     """Play ``(index, seed)`` episodes in order in this process, reporting each."""
-    env, policy = prepare(env_id, source, deterministic)
+    env, policy = prepare(card, source, deterministic)
     try:
         parent = mp.parent_process()
         if parent is not None:  # a worker: keep to one core
