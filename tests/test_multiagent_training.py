@@ -180,6 +180,7 @@ def test_cli_league_writes_the_run_folder_with_snapshots(tmp_path):
         assert (run_dir / name).is_file(), name
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "finished" and run["vector_backend"] == "league"
+    assert "league/" in run["files"]
     assert json.loads((run_dir / "policy.onnx.meta.json").read_text())["train_seeds"] == [0, 1]
     table = json.loads((run_dir / "league" / "league.json").read_text())
     names = [o["name"] for o in table["opponents"]]

@@ -4,8 +4,8 @@ The learner is SB3 PPO playing the card's ``agent`` (its Gymnasium view). Its op
 each episode is drawn from a population: fixed opponents (the ladder bots and random, as
 ``--policy`` strings) plus snapshots of the learner itself, taken every
 ``snapshot_every`` steps at a rollout boundary and kept as ONNX files in the run folder
-(``league/snapshot-<step>.onnx``; the newest ``max_snapshots``), which play stochastically
-(sampling their action distribution).
+(``league/snapshot-<step>.onnx``, every one written; the population holds the newest
+``max_snapshots``), which play stochastically (sampling their action distribution).
 
 Opponents are sampled by prioritized fictitious self-play (PFSP, AlphaStar, Vinyals et al.
 2019): opponent ``o`` is drawn with probability proportional to ``(1 - p_o) ** power``, where

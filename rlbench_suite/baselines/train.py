@@ -515,6 +515,8 @@ class _Run:
         ]
         if normalizer is not None:
             files.append("vecnormalize.pkl")
+        if self.algo.league:  # league.json and the kept snapshots (league.py)
+            files.append("league/")
         self.save_record(
             status="finished",
             finished=_now(),
