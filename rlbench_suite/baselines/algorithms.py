@@ -29,6 +29,10 @@ class Algorithm:
     action_spaces: tuple[type[spaces.Space], ...]
     masked: bool = False
     """Whether it takes ``action_masks()`` (sb3-contrib's MaskablePPO)."""
+    shared: bool = False
+    """Parameter sharing: one policy for every agent of a multi-agent card (shared_ppo.py)."""
+    league: bool = False
+    """Self-play against a league of snapshots and fixed opponents (league.py)."""
 
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
@@ -74,6 +78,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary),
             masked=True,
         ),
+        Algorithm("shared_ppo", "stable_baselines3", "PPO", True, _ANY, shared=True),
+        Algorithm("league", "stable_baselines3", "PPO", True, _ANY, league=True),
     )
 }
 """Every algorithm ``rlbench train`` accepts, by command-line name."""

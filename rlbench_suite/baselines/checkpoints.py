@@ -35,6 +35,13 @@ KEEP = 2
 STATE_FILE = "state.json"
 
 
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON, atomically (a temporary file renamed into place)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
 def checkpoint_dir(run_dir: Path) -> Path:
     return run_dir / "checkpoints"
 

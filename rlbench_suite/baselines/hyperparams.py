@@ -66,6 +66,22 @@ class Source(BaseModel):
     a policy trained from this entry records them as its ``tuning_seeds``."""
 
 
+class LeagueSettings(BaseModel):
+    """``league:`` of a league entry (rlbench_suite/baselines/league.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    opponents: list[str] = Field(min_length=1)
+    """The fixed opponents, as ``--policy`` strings (the ladder bots, random)."""
+    snapshot_every: int = Field(gt=0)
+    """Steps between snapshots of the learner (taken at rollout boundaries)."""
+    max_snapshots: int = Field(8, ge=1)
+    power: float = Field(2.0, ge=0)
+    """PFSP: opponents weighted by ``(1 - learner's score) ** power``; 0 is uniform."""
+    window: int = Field(50, ge=1)
+    """Recent games per opponent that its score is taken over."""
+    min_weight: float = Field(0.02, ge=0, le=1)
+
+
 class Entry(BaseModel):
     """The keys the trainer itself reads; every other key goes to the SB3 class."""
 
@@ -83,6 +99,10 @@ class Entry(BaseModel):
     """The suite's versioned wrappers to train through, innermost first, on top of the card's
     stack (e.g. the text games' AdmissibleActions and HashedBagOfWords); recorded with the
     policy so the harness rebuilds them."""
+    partners: dict[str, str | list[str]] | None = None
+    """shared_ppo: agents played by fixed ``--policy`` strings, a list spread over the games."""
+    league: LeagueSettings | None = None
+    """league: the opponents and snapshot schedule (league.py)."""
 
     @field_validator("n_timesteps", mode="before")
     @classmethod
@@ -196,6 +216,11 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
             )
     if entry.noise_type is not None and entry.noise_std is None:
         raise HyperparamsError(f"{where}: key 'noise_std': needed with noise_type")
+    if entry.partners is not None and not algo.shared:
+        raise HyperparamsError(f"{where}: key 'partners': only for shared_ppo")
+    if (entry.league is not None) != algo.league:
+        wrong = "needed by league" if algo.league else "only for league"
+        raise HyperparamsError(f"{where}: key 'league': {wrong}")
     return Hyperparams(algo.name, env_id, entry, extra, file)
 
 

@@ -36,6 +36,7 @@ import gymnasium as gym
 from rlbench_suite import EnvCard, UnknownEnvError, get_card
 from rlbench_suite.baselines import checkpoints, curves
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
+from rlbench_suite.baselines.checkpoints import write_json
 from rlbench_suite.baselines.hyperparams import (
     Hyperparams,
     HyperparamsError,
@@ -137,22 +138,41 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
     return used
 
 
-def make_training_env(card: EnvCard, params: Hyperparams) -> Any:
+def make_training_env(
+    card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0
+) -> Any:
     """The SB3 VecEnv to train on: the card's native vector backend where it has one, else
-    ``n_envs`` copies with the standard wrappers in one process; VecNormalize if asked."""
+    ``n_envs`` copies with the standard wrappers in one process; VecNormalize if asked.
+    Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
+    (shared_ppo.py); a league (``algo.league``): ``n_envs`` views whose opponents are drawn
+    from the league, which the VecEnv carries as ``.league`` (league.py)."""
     from gymnasium.vector import AutoresetMode
 
     from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
     n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
     stack = params.entry.env_wrappers
-    if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
+    league = None
+    if algo is not None and algo.shared:
+        from rlbench_suite.baselines.shared_ppo import shared_vector_env
+
+        venv = shared_vector_env(card, n, params.entry.partners, **same_step)
+    elif algo is not None and algo.league:
+        from rlbench_suite.baselines.league import league_vector_env, make_league
+
+        if params.entry.league is None:
+            raise TrainError(f"--algo league needs a 'league:' entry for {card.id}")
+        league = make_league(card, params.entry.league, seed)
+        venv = league_vector_env(card, n, league, **same_step)
+    elif card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
         venv = gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
     else:
         venv = gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
                             wrappers=[functools.partial(apply_wrappers, stack=stack)] if stack
                             else None)  # fmt: skip
     env: Any = VectorEnvToSB3(venv)
+    if league is not None:
+        env.league = league
     normalize = params.entry.normalize
     if normalize:
         from stable_baselines3.common.vec_env import VecNormalize
@@ -171,13 +191,6 @@ def versions() -> dict[str, str | None]:
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON, atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -265,7 +278,7 @@ class _Run:
             "curve_seeds": curves.curve_seeds(self.config.eval_episodes),
             "checkpoint_every": self.checkpoint_every,
             "device": self.config.device,
-            "vector_backend": "vector_entry_point" if self.card.vector_entry_point else "sync",
+            "vector_backend": self.vector_backend(),
             "status": "running",
             "steps": 0,
             "wall_time_s": 0.0,
@@ -277,6 +290,14 @@ class _Run:
             "command": sys.argv,
             "files": [],
         }
+
+    def vector_backend(self) -> str:
+        if self.algo.league:
+            return "league"
+        if self.algo.shared:  # one slot per learning agent (shared_ppo.py)
+            batched = self.card.batched_entry_point and not self.params.entry.partners
+            return "batched" if batched else "pettingzoo-parallel"
+        return "vector_entry_point" if self.card.vector_entry_point else "sync"
 
     def save_record(self, **update: Any) -> None:
         self.record.update(update)
@@ -321,7 +342,7 @@ class _Run:
         model, state, self.pending_rng = checkpoints.restore_checkpoint(
             checkpoint,
             self.algo.load_class(),
-            lambda: make_training_env(self.card, self.params),
+            lambda: make_training_env(self.card, self.params, self.algo, self.config.seed),
             self.config.device,
         )
         self.restored_noise = copy.deepcopy(getattr(model, "action_noise", None))
@@ -336,7 +357,7 @@ class _Run:
         return model
 
     def new_model(self) -> Any:
-        env = make_training_env(self.card, self.params)
+        env = make_training_env(self.card, self.params, self.algo, self.config.seed)
         check_action_space(self.algo, self.card.id, env.action_space)
         if not isinstance(env.observation_space, gym.spaces.Box | gym.spaces.Discrete):
             env.close()
@@ -424,6 +445,12 @@ class _Run:
             wrappers=self.params.entry.env_wrappers,
         )
         self.save_record(status="running")
+        if self.algo.league:
+            from rlbench_suite.baselines.league import league_callback
+
+            settings = self.params.entry.league
+            league = model.get_env().league
+            callbacks = [league_callback(self.dir, league, settings.snapshot_every), *callbacks]
         try:
             model.learn(
                 total_timesteps=self.budget - self.start_step,
@@ -497,6 +524,8 @@ class _Run:
         ]
         if normalizer is not None:
             files.append("vecnormalize.pkl")
+        if self.algo.league:  # league.json and the kept snapshots (league.py)
+            files.append("league/")
         self.save_record(
             status="finished",
             finished=_now(),
