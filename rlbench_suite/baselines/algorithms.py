@@ -1,8 +1,10 @@
-"""The algorithms ``rlbench train --algo`` accepts: name -> SB3 class, and what each can train.
+"""The algorithms ``rlbench train --algo`` accepts: name -> class, and what each can train.
 
 One registry, :data:`ALGORITHMS`, keyed by the lower-case names used on the command line
 and as the file names of ``baselines/hyperparams/<algo>.yaml``. The SB3 packages are
-imported only when a class is asked for.
+imported only when a class is asked for. ``native`` algorithms are the suite's own
+single-file ones (``fast_ppo``): their "class" is the config dataclass whose fields are the
+hyperparameters.
 """
 
 from __future__ import annotations
@@ -23,19 +25,21 @@ class Algorithm:
     name: str
     """The command-line name (``ppo``), also the hyperparameter file's stem."""
     package: str
-    """``stable_baselines3`` or ``sb3_contrib``."""
+    """``stable_baselines3``, ``sb3_contrib``, or the suite's module for a native one."""
     class_name: str
     on_policy: bool
     action_spaces: tuple[type[spaces.Space], ...]
     masked: bool = False
     """Whether it takes ``action_masks()`` (sb3-contrib's MaskablePPO)."""
+    native: bool = False
+    """One of the suite's single-file algorithms (not SB3; trained by ``train._NativeRun``)."""
 
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
         try:
             module = importlib.import_module(self.package)
         except ImportError as exc:
-            extra = "sb3-contrib" if self.package == "sb3_contrib" else "stable-baselines3"
+            extra = {"sb3_contrib": "sb3-contrib"}.get(self.package, "stable-baselines3")
             raise ImportError(
                 f"--algo {self.name} needs {extra}: pip install 'rlbench-suite[baselines]'"
             ) from exc
@@ -44,7 +48,7 @@ class Algorithm:
     def accepted_kwargs(self) -> list[str]:
         """Constructor arguments a hyperparameter entry may set (those the trainer sets aside)."""
         reserved = {"self", "policy", "env", "seed", "device", "verbose", "_init_setup_model"}
-        reserved |= {"tensorboard_log", "policy_kwargs"}
+        reserved |= {"tensorboard_log", "policy_kwargs", "total_timesteps"}
         parameters = inspect.signature(self.load_class().__init__).parameters
         return sorted(
             name
@@ -73,6 +77,14 @@ ALGORITHMS: dict[str, Algorithm] = {
             True,
             (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary),
             masked=True,
+        ),
+        Algorithm(
+            "fast_ppo",
+            "rlbench_suite.baselines.fast_ppo",
+            "PPOConfig",
+            True,
+            (spaces.Discrete, spaces.Box),
+            native=True,
         ),
     )
 }
