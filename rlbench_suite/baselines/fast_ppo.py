@@ -77,6 +77,9 @@ class PPOConfig:
     activation: str = "tanh"
     norm_obs: bool = True
     clip_obs: float = 10.0
+    norm_reward: bool = False
+    """Scale rewards by the running std of the discounted return (CleanRL's NormalizeReward);
+    the policy's objective is unchanged up to that scale."""
     init_log_std: float = 0.0
     """The Gaussian's initial log standard deviation (``Box`` actions)."""
 
@@ -232,6 +235,9 @@ class TrainState:
     resetting: np.ndarray | None = None
     """NEXT_STEP envs whose next step only resets them."""
     running_return: np.ndarray | None = None
+    discounted_return: np.ndarray | None = None
+    """Per env, for ``norm_reward``."""
+    reward_rms: RunningMeanStd | None = None
     episode_returns: list[float] = dataclasses.field(default_factory=list)
     """The returns of the episodes finished so far (training rewards, in order)."""
 
@@ -320,6 +326,8 @@ def train(
         state.next_x, state.next_done = observe(obs), torch.zeros(n_envs)
         state.resetting = np.zeros(n_envs, dtype=bool)  # NEXT_STEP: this step only resets
         state.running_return = np.zeros(n_envs)
+        state.discounted_return = np.zeros(n_envs)
+        state.reward_rms = RunningMeanStd((1,), cfg.clip_obs)
     next_x, next_done, resetting = state.next_x, state.next_done, state.resetting
     running_return = state.running_return
     while state.update < num_updates:
@@ -342,6 +350,11 @@ def train(
             if done.any():
                 state.episode_returns.extend(running_return[done].tolist())
                 running_return[done] = 0.0
+            if cfg.norm_reward:  # scale by the running std of the discounted return
+                returns_now = state.discounted_return * cfg.gamma + reward
+                state.reward_rms.update(torch.as_tensor(returns_now)[:, None])
+                state.discounted_return = np.where(done, 0.0, returns_now)
+                reward = reward / float(torch.sqrt(state.reward_rms.var[0] + 1e-8))
             reward_t = torch.as_tensor(reward, dtype=torch.float32)
             boot = np.logical_and(truncated, ~np.asarray(terminated))
             if boot.any():  # a time limit is not a failure: bootstrap from the last observation
@@ -432,6 +445,8 @@ def save_state(state: TrainState, cfg: PPOConfig, path: str | Path, **extra: Any
             "next_done": state.next_done,
             "resetting": state.resetting,
             "running_return": state.running_return,
+            "discounted_return": state.discounted_return,
+            "reward_rms": state.reward_rms,
             "episode_returns": state.episode_returns,
             "torch_rng": torch.get_rng_state(),
             **extra,
@@ -451,6 +466,7 @@ def load_state(
     state.global_step, state.update = int(data["global_step"]), int(data["update"])
     state.next_x, state.next_done = data["next_x"], data["next_done"]
     state.resetting, state.running_return = data["resetting"], data["running_return"]
+    state.discounted_return, state.reward_rms = data["discounted_return"], data["reward_rms"]
     state.episode_returns = list(data["episode_returns"])
     torch.set_rng_state(data["torch_rng"])
     return state, data

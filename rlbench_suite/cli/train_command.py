@@ -82,7 +82,7 @@ class _Display:
 @app.command("train")
 def train_command(
     env_id: Annotated[str, typer.Argument(help="The environment id, e.g. rlbench/CartPole-v1.")],
-    algo: Annotated[str, typer.Option(help="ppo, a2c, dqn, sac, td3 or maskable_ppo.")],
+    algo: Annotated[str, typer.Option(help="ppo, a2c, dqn, sac, td3, maskable_ppo or fast_ppo.")],
     seed: Annotated[int, typer.Option(help="Training seed (0-9999).")] = 0,
     budget: Annotated[
         int | None, typer.Option(min=1, help="Environment steps (default: n_timesteps).")
