@@ -1,6 +1,6 @@
 """Training speed (issue 13): the suite's ``fast_ppo`` beside SB3's PPO, on the same envs.
 
-Three entries, all on wall-clock time (training is what a user waits for):
+Four entries, all on wall-clock time (training is what a user waits for):
 
 ``cpu_burn``: the machine's own 2-process speed-up on a pure-Python CPU burn (a loop of
 integer arithmetic), 1 process against 2 processes doing the same total work. Read every
@@ -19,9 +19,11 @@ boundary at or past the chunk's size, and the time is divided by the steps it ac
   8 PyBullet envs (SB3 defaults, as ``ppo.yaml``). A call trains at least one whole rollout,
   so SB3's chunks here are a rollout of 2,048 steps per env (about 20-40 s).
 
-``time_to_solve``: wall time from nothing to a goal, one training seed per round (rounds
-are seeds, the variants interleaved), as the median over seeds. A run is timed from the
-construction of its envs and model; every few seconds of training (``snapshot_every``) the
+``time_to_solve_cartpole``, ``time_to_solve_quadhover``: wall time from nothing to a goal,
+one training seed per round (rounds are seeds, the variants interleaved), as the median over
+seeds. SB3 runs one ``learn`` of its entry's whole budget (so its ``lin_`` schedules decay as in
+``rlbench train``), stopped by a callback. A run is timed from the
+construction of its envs and model; every few seconds of training (``every``) the
 clock is paused and the policy is scored deterministically on the card's evaluation seeds
 (``card.evaluation.seeds``: 50 episodes from seed 1,000,000), the time to the goal being the
 training time of the first snapshot that scores it. Evaluations are not counted. A run that
