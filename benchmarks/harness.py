@@ -27,7 +27,19 @@ class Workload(Protocol):
     divided by that instead of ``n``.
     """
 
-    def __call__(self, n: int) -> int | None: ...
+    def __call__(self, n: int) -> int | Timed | None: ...
+
+
+@dataclass(frozen=True)
+class Timed:
+    """What a workload returns when it measures its own time: ``units`` done in ``seconds``.
+
+    For work whose cost is not the whole call, e.g. a training run timed to the moment it
+    reached a goal, leaving out the evaluations that found that moment.
+    """
+
+    units: int
+    seconds: float
 
 
 CLOCKS: dict[str, Callable[[], int]] = {"cpu": time.thread_time_ns, "wall": time.perf_counter_ns}
@@ -84,7 +96,8 @@ class Case:
 
     ``rounds`` and ``clock``, where set, override the settings' for this case: for cases
     whose chunks take seconds (fewer rounds) or whose work runs outside this thread, e.g.
-    in worker processes (``clock="wall"``).
+    in worker processes (``clock="wall"``). ``warmup=False`` skips the warm-up call (for
+    workloads where one call is a whole run, e.g. one training seed).
     """
 
     env: str
@@ -94,6 +107,7 @@ class Case:
     unit: str = "steps"
     rounds: int | None = None
     clock: str | None = None
+    warmup: bool = True
 
     def __post_init__(self) -> None:
         if self.clock is not None and self.clock not in CLOCKS:
@@ -174,7 +188,7 @@ def measure(
         for v in case.variants:
             workloads[v.name] = v.setup()
         warmup = max(1, round(n * settings.warmup_fraction))
-        for work in workloads.values():
+        for work in workloads.values() if case.warmup else ():
             work(warmup)
         times: dict[str, list[float]] = {name: [] for name in workloads}
         names = list(workloads)
@@ -185,6 +199,8 @@ def measure(
                 start = clock()
                 done = workloads[name](n)
                 elapsed = clock() - start
+                if isinstance(done, Timed):  # the workload timed itself
+                    elapsed, done = round(done.seconds * 1e9), done.units
                 units = n if done is None else done
                 if units <= 0:
                     raise RuntimeError(f"case {case.env!r}: {name!r} reported {units} units")

@@ -67,6 +67,10 @@ def test_json_rows(quick_run):
         "multiagent_env_speed",
         "coopnav_batched",
         "text_env_speed",
+        "cpu_burn",
+        "training_throughput",
+        "time_to_solve_cartpole",
+        "time_to_solve_quadhover",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
@@ -166,3 +170,41 @@ def test_eval_parallel_row(quick_run):
     one, two = row["subject_detail"], row["peer_detail"]
     assert two["episodes"] == one["episodes"] >= 1 and two["steps"] == one["steps"]
     assert two["last_call_mean_return"] == one["last_call_mean_return"]  # identical episodes
+
+
+@pytest.mark.slow
+def test_training_rows(quick_run):
+    """bench_training.py: the CPU-burn speed-up, throughput ratios and time-to-solve rows."""
+    _, doc = quick_run
+    rows = {(r["benchmark"], r["env"], r["subject"], r["peer"]): r for r in doc["rows"]}
+    burn = rows["cpu_burn", "pure-Python burn", "1 process", "2 processes"]
+    _check_rates(burn)
+    assert burn["clock"] == "wall"
+    fast_quad, fast_cart = "fast_ppo numpy batched", "fast_ppo native vector"
+    throughput = {(env, s, p) for b, env, s, p in rows if b == "training_throughput"}
+    assert throughput == {
+        ("CartPole-v1", fast_cart, "sb3 ppo SyncVectorEnv"),
+        ("CartPole-v1", "fast_ppo SyncVectorEnv", "sb3 ppo SyncVectorEnv"),
+        ("CartPole-v1", fast_cart, "fast_ppo SyncVectorEnv"),
+        ("QuadHover-v0", fast_quad, "sb3 ppo numpy batched x32"),
+        ("QuadHover-v0", fast_quad, "sb3 ppo SyncVectorEnv pybullet x8"),
+        ("QuadHover-v0", "sb3 ppo numpy batched x32", "sb3 ppo SyncVectorEnv pybullet x8"),
+        ("QuadHover-v0", fast_quad, "fast_ppo numpy batched, 2 threads"),
+    }
+    for key, row in rows.items():
+        if key[0] == "training_throughput":
+            _check_rates(row)
+            assert row["unit"] == "steps" and row["clock"] == "wall"
+            assert row["subject_detail"]["steps"] > 0 and row["peer_detail"]["steps"] > 0
+    solve = {key: row for key, row in rows.items() if key[0].startswith("time_to_solve")}
+    assert {key[1] for key in solve} == {
+        "CartPole-v1 to mean return 475",
+        "QuadHover-v0 to PyBullet success 0.9",
+    }
+    for row in solve.values():
+        _check_rates(row)
+        assert row["unit"] == "solves" and row["rounds"] == 1  # quick: one seed each
+        for detail in (row["subject_detail"], row["peer_detail"]):
+            assert len(detail["times_s"]) == 1 == len(detail["runs"])
+            assert 0 < detail["times_s"][0] <= detail["cap_s"]
+            assert detail["runs"][0]["snapshots"]  # it was scored at least once

@@ -1,8 +1,10 @@
-"""The algorithms ``rlbench train --algo`` accepts: name -> SB3 class, and what each can train.
+"""The algorithms ``rlbench train --algo`` accepts: name -> class, and what each can train.
 
 One registry, :data:`ALGORITHMS`, keyed by the lower-case names used on the command line
 and as the file names of ``baselines/hyperparams/<algo>.yaml``. The SB3 packages are
-imported only when a class is asked for.
+imported only when a class is asked for. ``native`` algorithms are the suite's own
+single-file ones (``fast_ppo``): their "class" is the config dataclass whose fields are the
+hyperparameters.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class Algorithm:
     name: str
     """The command-line name (``ppo``), also the hyperparameter file's stem."""
     package: str
-    """``stable_baselines3`` or ``sb3_contrib``."""
+    """``stable_baselines3``, ``sb3_contrib``, or the suite's module for a native one."""
     class_name: str
     on_policy: bool
     action_spaces: tuple[type[spaces.Space], ...]
@@ -33,13 +35,15 @@ class Algorithm:
     """Parameter sharing: one policy for every agent of a multi-agent card (shared_ppo.py)."""
     league: bool = False
     """Self-play against a league of snapshots and fixed opponents (league.py)."""
+    native: bool = False
+    """One of the suite's single-file algorithms (not SB3; trained by ``train._NativeRun``)."""
 
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
         try:
             module = importlib.import_module(self.package)
         except ImportError as exc:
-            extra = "sb3-contrib" if self.package == "sb3_contrib" else "stable-baselines3"
+            extra = {"sb3_contrib": "sb3-contrib"}.get(self.package, "stable-baselines3")
             raise ImportError(
                 f"--algo {self.name} needs {extra}: pip install 'rlbench-suite[baselines]'"
             ) from exc
@@ -48,7 +52,7 @@ class Algorithm:
     def accepted_kwargs(self) -> list[str]:
         """Constructor arguments a hyperparameter entry may set (those the trainer sets aside)."""
         reserved = {"self", "policy", "env", "seed", "device", "verbose", "_init_setup_model"}
-        reserved |= {"tensorboard_log", "policy_kwargs"}
+        reserved |= {"tensorboard_log", "policy_kwargs", "total_timesteps"}
         parameters = inspect.signature(self.load_class().__init__).parameters
         return sorted(
             name
@@ -80,6 +84,14 @@ ALGORITHMS: dict[str, Algorithm] = {
         ),
         Algorithm("shared_ppo", "stable_baselines3", "PPO", True, _ANY, shared=True),
         Algorithm("league", "stable_baselines3", "PPO", True, _ANY, league=True),
+        Algorithm(
+            "fast_ppo",
+            "rlbench_suite.baselines.fast_ppo",
+            "PPOConfig",
+            True,
+            (spaces.Discrete, spaces.Box),
+            native=True,
+        ),
     )
 }
 """Every algorithm ``rlbench train`` accepts, by command-line name."""

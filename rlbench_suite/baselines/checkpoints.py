@@ -7,7 +7,7 @@ A checkpoint is a folder ``checkpoints/step-<N>/`` (``N``: environment steps don
 - ``replay_buffer.pkl``: the replay buffer (off-policy algorithms only);
 - ``env.pkl``: the training ``VecEnv`` pickled with cloudpickle (each environment's state and
   ``np_random``, and ``VecNormalize``'s statistics where used); absent where the environment's
-  state does not survive pickling (:func:`_pickle_env`), and then the resumed run starts new
+  state does not survive pickling (:func:`pickle_env`), and then the resumed run starts new
   episodes, reset with the run's training seeds (it goes on, but not bit-identically);
 - ``rng.pkl``: the Python, NumPy and torch generators' states and the model's action space
   RNG (off-policy warm-up samples it);
@@ -103,19 +103,33 @@ def set_rng_states(model: Any, states: dict[str, Any]) -> None:
 
 
 def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> Path:
-    """Write a checkpoint of ``model`` at its current step; return its folder."""
+    """Write a checkpoint of the SB3 ``model`` at its current step; return its folder."""
+
+    def write(folder: Path) -> bool:
+        model.save(folder / "model.zip")
+        if getattr(model, "replay_buffer", None) is not None:
+            model.save_replay_buffer(folder / "replay_buffer.pkl")
+        env_pickled = pickle_env(model.get_env(), folder / "env.pkl")
+        with open(folder / "rng.pkl", "wb") as f:
+            pickle.dump(rng_states(model), f)
+        return env_pickled
+
+    return write_checkpoint(run_dir, int(model.num_timesteps), write, state)
+
+
+def write_checkpoint(
+    run_dir: Path, step: int, write: Callable[[Path], bool], state: dict[str, Any]
+) -> Path:
+    """Write ``checkpoints/step-<step>/``: ``write(folder)`` puts the algorithm's files there
+    and says whether the env's state was saved; then ``state.json``. Written to a temporary
+    folder renamed into place; only the newest :data:`KEEP` checkpoints are kept."""
     folder = checkpoint_dir(run_dir)
-    final = folder / f"step-{model.num_timesteps}"
-    tmp = folder / f".tmp-step-{model.num_timesteps}"
+    final = folder / f"step-{step}"
+    tmp = folder / f".tmp-step-{step}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model.save(tmp / "model.zip")
-    if getattr(model, "replay_buffer", None) is not None:
-        model.save_replay_buffer(tmp / "replay_buffer.pkl")
-    env_pickled = _pickle_env(model.get_env(), tmp / "env.pkl")
-    with open(tmp / "rng.pkl", "wb") as f:
-        pickle.dump(rng_states(model), f)
-    state = {**state, "step": int(model.num_timesteps), "env_pickled": env_pickled}
+    env_pickled = write(tmp)
+    state = {**state, "step": step, "env_pickled": env_pickled}
     (tmp / STATE_FILE).write_text(json.dumps(state, indent=2), encoding="utf-8")
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
@@ -141,7 +155,7 @@ def restore_checkpoint(
     env_file = checkpoint / "env.pkl"
     if env_file.is_file():
         with open(env_file, "rb") as f:
-            env = _env_from_state(pickle.load(f))  # written by this run
+            env = env_from_state(pickle.load(f))  # written by this run
     else:
         env = make_env()
     model = algo_class.load(
@@ -158,7 +172,7 @@ def restore_checkpoint(
     return model, state, rngs
 
 
-def _pickle_env(env: Any, path: Path) -> bool:
+def pickle_env(env: Any, path: Path) -> bool:
     """Write the env's state to ``path``; False (and no file) where it would not survive.
 
     Besides envs that do not pickle at all (simulator handles, locks), Gymnasium's
@@ -199,7 +213,8 @@ def _env_state(env: Any) -> dict[str, Any]:
     return {"venv": env}
 
 
-def _env_from_state(state: dict[str, Any]) -> Any:
+def env_from_state(state: dict[str, Any]) -> Any:
+    """The env :func:`pickle_env` wrote (its unpickled contents)."""
     normalize = state.get("normalize")
     if normalize is None:
         return state["venv"]

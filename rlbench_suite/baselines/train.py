@@ -138,12 +138,25 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
     return used
 
 
+def make_vector_env(card: EnvCard, n: int, stack: Any = ()) -> gym.vector.VectorEnv:
+    """``n`` envs of ``card`` in SAME_STEP autoreset: its native vector backend where it has
+    one, else ``n`` copies with the standard wrappers in one process (``SyncVectorEnv``);
+    ``stack``: the suite's wrappers to train through, on each copy (never the native backend)."""
+    from gymnasium.vector import AutoresetMode
+
+    same_step = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
+        return gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
+    wrappers = [functools.partial(apply_wrappers, stack=list(stack))] if stack else None
+    return gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
+                        wrappers=wrappers)  # fmt: skip
+
+
 def make_training_env(
     card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0
 ) -> Any:
-    """The SB3 VecEnv to train on: the card's native vector backend where it has one, else
-    ``n_envs`` copies with the standard wrappers in one process; VecNormalize if asked.
-    Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
+    """The SB3 VecEnv to train on: :func:`make_vector_env` behind SB3's adapter; VecNormalize
+    if asked. Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
     (shared_ppo.py); a league (``algo.league``): ``n_envs`` views whose opponents are drawn
     from the league, which the VecEnv carries as ``.league`` (league.py)."""
     from gymnasium.vector import AutoresetMode
@@ -151,7 +164,6 @@ def make_training_env(
     from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
     n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
-    stack = params.entry.env_wrappers
     league = None
     if algo is not None and algo.shared:
         from rlbench_suite.baselines.shared_ppo import shared_vector_env
@@ -164,12 +176,8 @@ def make_training_env(
             raise TrainError(f"--algo league needs a 'league:' entry for {card.id}")
         league = make_league(card, params.entry.league, seed)
         venv = league_vector_env(card, n, league, **same_step)
-    elif card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
-        venv = gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
     else:
-        venv = gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
-                            wrappers=[functools.partial(apply_wrappers, stack=stack)] if stack
-                            else None)  # fmt: skip
+        venv = make_vector_env(card, n, params.entry.env_wrappers)
     env: Any = VectorEnvToSB3(venv)
     if league is not None:
         env.league = league
@@ -339,13 +347,7 @@ class _Run:
             (self.dir / curves.CURVE_FILE).unlink(missing_ok=True)
             self.record.update(resumes=[*self.record["resumes"], {"at": _now(), "step": 0}])
             return self.new_model()
-        model, state, self.pending_rng = checkpoints.restore_checkpoint(
-            checkpoint,
-            self.algo.load_class(),
-            lambda: make_training_env(self.card, self.params, self.algo, self.config.seed),
-            self.config.device,
-        )
-        self.restored_noise = copy.deepcopy(getattr(model, "action_noise", None))
+        model, state = self.restore(checkpoint)
         self.next_eval, self.next_checkpoint = state["next_eval"], state["next_checkpoint"]
         self.wall_before = float(state["wall_time_s"])
         curves.truncate_curve(self.dir / curves.CURVE_FILE, state["step"])
@@ -355,6 +357,17 @@ class _Run:
         ]
         self.record["resume_exact"] = self.record["resume_exact"] and state["env_pickled"]
         return model
+
+    def restore(self, checkpoint: Path) -> tuple[Any, dict[str, Any]]:
+        """The model and trainer state saved in ``checkpoint``."""
+        model, state, self.pending_rng = checkpoints.restore_checkpoint(
+            checkpoint,
+            self.algo.load_class(),
+            lambda: make_training_env(self.card, self.params, self.algo, self.config.seed),
+            self.config.device,
+        )
+        self.restored_noise = copy.deepcopy(getattr(model, "action_noise", None))
+        return model, state
 
     def new_model(self) -> Any:
         env = make_training_env(self.card, self.params, self.algo, self.config.seed)
@@ -413,8 +426,11 @@ class _Run:
             "next_checkpoint": self.next_checkpoint,
             "wall_time_s": self.wall(),
         }
-        checkpoints.save_checkpoint(self.dir, model, state)
+        self.save_checkpoint(model, state)
         self.save_record(steps=int(model.num_timesteps), wall_time_s=round(self.wall(), 3))
+
+    def save_checkpoint(self, model: Any, state: dict[str, Any]) -> None:
+        checkpoints.save_checkpoint(self.dir, model, state)
 
     def report(self, step: int) -> None:
         if self.on_progress is None:
@@ -452,11 +468,7 @@ class _Run:
             league = model.get_env().league
             callbacks = [league_callback(self.dir, league, settings.snapshot_every), *callbacks]
         try:
-            model.learn(
-                total_timesteps=self.budget - self.start_step,
-                reset_num_timesteps=self.start_step == 0,
-                callback=[_run_callback(self), *callbacks],
-            )
+            self.learn(model, callbacks)
             if self.last_eval is None or self.last_eval["step"] < model.num_timesteps:
                 self.evaluate(model)
             self.save_record(steps=int(model.num_timesteps), wall_time_s=round(self.wall(), 3))
@@ -475,23 +487,37 @@ class _Run:
             model.get_env().close()
         return TrainReport(self.dir, self.record, model)
 
-    def finish(self, model: Any) -> None:
-        """model.zip, policy.onnx (+ sidecar), the harness's result.json; run.json finished."""
-        from rlbench_suite.evaluation import default_protocol, evaluate
-        from rlbench_suite.policies.core import PolicyMetadata, write_metadata
+    def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
+        """Train ``model`` to the budget, calling :meth:`at_boundary` between rollouts."""
+        model.learn(
+            total_timesteps=self.budget - self.start_step,
+            reset_num_timesteps=self.start_step == 0,
+            callback=[_run_callback(self), *callbacks],
+        )
+
+    def save_model(self, model: Any, onnx_path: Path) -> list[str]:
+        """The final model in the algorithm's own format and as ONNX; the files written."""
         from rlbench_suite.policies.onnx import export_sb3_to_onnx
 
         model.save(self.dir / "model.zip")
         normalizer = model.get_vec_normalize_env()
         if normalizer is not None:
             normalizer.save(str(self.dir / "vecnormalize.pkl"))
-        onnx_path = self.dir / "policy.onnx"
         norm_obs = normalizer is not None and normalizer.norm_obs
         export_sb3_to_onnx(model, onnx_path, obs_normalization=normalizer if norm_obs else None)
+        return ["model.zip"] + (["vecnormalize.pkl"] if normalizer is not None else [])
+
+    def finish(self, model: Any) -> None:
+        """The model, policy.onnx (+ sidecar), the harness's result.json; run.json finished."""
+        from rlbench_suite.evaluation import default_protocol, evaluate
+        from rlbench_suite.policies.core import PolicyMetadata, write_metadata
+
+        onnx_path = self.dir / "policy.onnx"
+        model_files = self.save_model(model, onnx_path)
         steps = int(model.num_timesteps)
         meta = PolicyMetadata(
             name=f"{self.algo.name}-{self.card.name}-seed-{self.config.seed}",
-            algo=self.algo.class_name,
+            algo=self.algo.name if self.algo.native else self.algo.class_name,
             env_id=self.card.id,
             train_seeds=self.train_seeds,
             tuning_seeds=self.params.entry.source.tuning_seeds or [],
@@ -504,7 +530,9 @@ class _Run:
             },
         )
         write_metadata(onnx_path, meta)
-        write_metadata(self.dir / "model.zip", meta)  # sb3:model.zip evaluates as trained
+        for model_file in model_files:  # sb3:model.zip evaluates as trained, too
+            if model_file.endswith(".zip"):
+                write_metadata(self.dir / model_file, meta)
         self.save_record(wall_time_s=round(self.wall(), 3))
         protocol = default_protocol(self.card, episodes=self.config.final_episodes)
         result = evaluate(
@@ -514,16 +542,8 @@ class _Run:
             workers=self.config.workers,
             out=self.dir / "result.json",
         )
-        files = [
-            "run.json",
-            curves.CURVE_FILE,
-            "model.zip",
-            "policy.onnx",
-            "policy.onnx.meta.json",
-            "result.json",
-        ]
-        if normalizer is not None:
-            files.append("vecnormalize.pkl")
+        files = ["run.json", curves.CURVE_FILE, *model_files, "policy.onnx",
+                 "policy.onnx.meta.json", "result.json"]  # fmt: skip
         if self.algo.league:  # league.json and the kept snapshots (league.py)
             files.append("league/")
         self.save_record(
@@ -534,6 +554,119 @@ class _Run:
             final_score=_score_summary(result),
             files=files,
         )
+
+
+class _NativeModel:
+    """A native algorithm's run as the trainer and the curve see an SB3 model: the step
+    count, deterministic ``predict``, the training env."""
+
+    def __init__(self, envs: gym.vector.VectorEnv, cfg: Any, state: Any) -> None:
+        self.envs, self.cfg, self.state = envs, cfg, state
+
+    @property
+    def num_timesteps(self) -> int:
+        return int(self.state.global_step)
+
+    def predict(self, obs: Any, deterministic: bool = True, **_: Any) -> tuple[Any, None]:
+        import numpy as np
+
+        return self.state.agent.predict(np.asarray(obs)[None])[0], None
+
+    def get_vec_normalize_env(self) -> None:
+        return None  # the agent normalizes its observations itself
+
+    def get_env(self) -> gym.vector.VectorEnv:
+        return self.envs
+
+
+class _NativeRun(_Run):
+    """A run of one of the suite's own algorithms (``fast_ppo``): the same run folder,
+    curve, checkpoints and result; the model is ``agent.pt`` (:func:`fast_ppo.save_state`).
+
+    Checkpoints hold ``agent.pt`` (agent with its observation statistics, optimizer,
+    counters, the rollout's starting observations, torch's RNG) and ``env.pkl`` (the vector
+    env with its state and RNGs, where it pickles), so a resumed run ends bit-identical to an
+    uninterrupted one where the env pickles (else it resets the envs with the run's seeds).
+    """
+
+    def ppo_config(self) -> Any:
+        from pydantic import TypeAdapter, ValidationError
+
+        from rlbench_suite.baselines import fast_ppo
+
+        settings = {**self.params.algo_kwargs, "total_timesteps": self.budget}
+        try:
+            return TypeAdapter(fast_ppo.PPOConfig).validate_python(settings, strict=False)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"key {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
+            )
+            raise TrainError(
+                f"{self.params.path}: {self.card.id}: hyperparameters refused: {problems}"
+            ) from None
+
+    def new_model(self) -> Any:
+        from rlbench_suite.baselines import fast_ppo
+
+        cfg = self.ppo_config()
+        envs = make_vector_env(self.card, self.params.entry.n_envs)
+        try:
+            check_action_space(self.algo, self.card.id, envs.single_action_space)
+            state = fast_ppo.new_state(envs, cfg, self.config.seed)
+        except ValueError as exc:
+            envs.close()
+            raise TrainError(str(exc)) from None
+        return _NativeModel(envs, cfg, state)
+
+    def restore(self, checkpoint: Path) -> tuple[Any, dict[str, Any]]:
+        import pickle
+
+        from rlbench_suite.baselines import fast_ppo
+
+        cfg, env_file = self.ppo_config(), checkpoint / "env.pkl"
+        if env_file.is_file():
+            with open(env_file, "rb") as f:
+                envs = checkpoints.env_from_state(pickle.load(f))  # written by this run
+        else:
+            envs = make_vector_env(self.card, self.params.entry.n_envs)
+        state, _ = fast_ppo.load_state(checkpoint / AGENT_FILE, envs, cfg)
+        if not env_file.is_file():
+            state.next_x = None  # new episodes, reset with the run's training seeds
+        return _NativeModel(envs, cfg, state), checkpoints.read_state(checkpoint)
+
+    def save_checkpoint(self, model: Any, state: dict[str, Any]) -> None:
+        from rlbench_suite.baselines import fast_ppo
+
+        def write(folder: Path) -> bool:
+            fast_ppo.save_state(model.state, model.cfg, folder / AGENT_FILE)
+            return checkpoints.pickle_env(model.envs, folder / "env.pkl")
+
+        checkpoints.write_checkpoint(self.dir, model.num_timesteps, write, state)
+
+    def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
+        from rlbench_suite.baselines import fast_ppo
+
+        if callbacks:
+            raise TrainError(f"--algo {self.algo.name} takes no SB3 callbacks")
+        self.at_boundary(model)
+        fast_ppo.train(
+            model.envs,
+            model.cfg,
+            self.config.seed,
+            state=model.state,
+            threads=None,  # the trainer set them
+            on_update=lambda _: self.at_boundary(model),
+        )
+
+    def save_model(self, model: Any, onnx_path: Path) -> list[str]:
+        from rlbench_suite.baselines import fast_ppo
+
+        fast_ppo.save_state(model.state, model.cfg, self.dir / AGENT_FILE)
+        fast_ppo.export_onnx(model.state.agent, onnx_path)
+        return [AGENT_FILE]
+
+
+AGENT_FILE = "agent.pt"
 
 
 def _card(env_id: str, algo: Algorithm) -> EnvCard:
@@ -572,4 +705,5 @@ def train(
     ``HyperparamsError`` before training when the run cannot be made; an interrupted run
     (``KeyboardInterrupt``) leaves ``status: interrupted`` and its checkpoints behind.
     """
-    return _Run(config, on_progress).run(callbacks)
+    run = _NativeRun if get_algorithm(config.algo).native else _Run
+    return run(config, on_progress).run(callbacks)

@@ -150,8 +150,6 @@ def export_sb3_to_onnx(
     ``Discrete``. Uses torch's TorchScript-based exporter (``dynamo=False``), which needs no
     ``onnxscript``; the dynamo exporter is the fallback where that one is gone.
     """
-    import torch
-
     head, output = _onnx_head(model)
     if obs_normalization is not None:
         head = _normalized(head, obs_normalization)
@@ -160,9 +158,28 @@ def export_sb3_to_onnx(
         raise NotImplementedError(
             f"ONNX export supports Box and Discrete observation spaces, got {space}"
         )
-    path = Path(path)
-    dummy = torch.zeros((1, *space.shape), dtype=torch.float32)
     model.policy.set_training_mode(False)
+    source = f"sb3:{type(model).__name__}"
+    return export_module_to_onnx(head, path, space.shape, output, source, opset=opset)
+
+
+def export_module_to_onnx(
+    module: Any,
+    path: str | Path,
+    obs_shape: tuple[int, ...],
+    output: str,
+    source: str,
+    *,
+    opset: int = 17,
+) -> Path:
+    """Write a torch module mapping raw ``obs`` to ``output`` (``action`` or ``logits``) to
+    ``path`` in the suite's ONNX convention (module docstring), tagged with ``source``."""
+    import torch
+
+    if output not in ("action", "logits"):
+        raise ValueError(f"output must be 'action' or 'logits', got {output!r}")
+    path = Path(path)
+    dummy = torch.zeros((1, *obs_shape), dtype=torch.float32)
     kwargs: dict[str, Any] = {
         "input_names": ["obs"],
         "output_names": [output],
@@ -173,10 +190,10 @@ def export_sb3_to_onnx(
         warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export")
         warnings.filterwarnings("ignore", message=".*will be removed", category=DeprecationWarning)
         try:
-            torch.onnx.export(head, (dummy,), str(path), dynamo=False, **kwargs)
+            torch.onnx.export(module, (dummy,), str(path), dynamo=False, **kwargs)
         except (TypeError, RuntimeError, NotImplementedError):
-            torch.onnx.export(head, (dummy,), str(path), dynamo=True, **kwargs)
-    _tag_onnx(path, type(model).__name__)
+            torch.onnx.export(module, (dummy,), str(path), dynamo=True, **kwargs)
+    _tag_onnx(path, source)
     return path
 
 
@@ -263,12 +280,12 @@ def _head(policy: Any, fn: Callable[[Any], Any]) -> Any:
     return _head_module()(policy, fn).eval()
 
 
-def _tag_onnx(path: Path, algo: str) -> None:
+def _tag_onnx(path: Path, source: str) -> None:
     """Record the convention and the source in the ONNX file's metadata."""
     import onnx
 
     model = onnx.load(str(path))
-    for key, value in {"rlbench.policy_format": "1", "rlbench.source": f"sb3:{algo}"}.items():
+    for key, value in {"rlbench.policy_format": "1", "rlbench.source": source}.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
     onnx.save(model, str(path))
