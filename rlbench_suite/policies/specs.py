@@ -76,8 +76,20 @@ def resolve_baseline(name: str) -> Path:
     known = available_baselines()
     close = difflib.get_close_matches(name, known, n=3)
     raise ValueError(
-        f"unknown baseline {name!r}; available: {', '.join(known) or 'none yet'}"
+        f"unknown baseline {name!r}; available: {_grouped(known) or 'none yet'}"
         + (f"; did you mean: {', '.join(close)}" if close else "")
+    )
+
+
+def _grouped(names: list[str]) -> str:
+    """Baseline names with their seeds gathered: ``CartPole-v1/ppo/seed-{0,1,2}``."""
+    seeds: dict[str, list[str]] = {}
+    for name in names:
+        base, sep, seed = name.rpartition("/seed-")
+        seeds.setdefault(base if sep else name, []).append(seed if sep else "")
+    return ", ".join(
+        f"{base}/seed-{{{','.join(found)}}}" if any(found) else base
+        for base, found in seeds.items()
     )
 
 
