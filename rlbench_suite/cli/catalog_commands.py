@@ -6,6 +6,7 @@ from typing import Annotated, Any, get_args
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from rlbench_suite.cli.common import (
     app,
@@ -26,6 +27,7 @@ from rlbench_suite.core.catalog import (
     card_paths,
     cards,
     closest_ids,
+    describe_ids,
     family_key,
     family_label,
     select_cards,
@@ -225,10 +227,15 @@ def check(
         if verbose:
             for note in result.notes:
                 console.print(f"[yellow]{result.env_id}[/yellow] {note}")
+    unscored: dict[str, list[str]] = {}  # one line per reason, generated families gathered
     for card in selected:
         problem = card.normalization_problem()
         if problem and card.reference.random and card.reference.expert:
-            console.print(f"[yellow]{card.id} has no normalized score:[/yellow] {problem}")
+            unscored.setdefault(problem, []).append(card.id)
+    for problem, ids in unscored.items():
+        console.print(Text.assemble((f"{describe_ids(ids)} ", "yellow"),
+                                    (f"{'has' if len(ids) == 1 else 'have'} no normalized "
+                                     "score: ", "yellow"), problem))  # fmt: skip
     passed = sum(r.ok for r in results)
     failed = len(results) - passed + report_broken_cards()  # broken cards fail any check
     console.print(f"{passed} passed, {failed} failed")
