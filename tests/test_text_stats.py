@@ -18,14 +18,14 @@ def test_solver_figures_are_its_shortest_paths():
     figures = text_figures_command.figures("rlbench/TextMaze-v0", SOLVER, episodes=10, first_seed=0)
     env = gym.make("rlbench/TextMaze-v0")
     shortest = [env.reset(seed=s)[1]["distance"] for s in range(10)]
-    assert (figures.normalized_score, figures.win_rate) == (1.0, 1.0)
+    assert (figures.score_fraction_mean, figures.win_rate) == (1.0, 1.0)
     assert figures.steps_to_win == pytest.approx(sum(shortest) / 10)
     assert figures.seeds == tuple(range(10))
 
 
 def test_random_text_never_wins():
     figures = text_figures_command.figures("rlbench/Wordle-v0", "random", episodes=3)
-    assert (figures.normalized_score, figures.win_rate, figures.steps_to_win) == (0.0, 0.0, None)
+    assert (figures.score_fraction_mean, figures.win_rate, figures.steps_to_win) == (0.0, 0.0, None)
     assert "no wins (seeds 10000 to 10002)" in figures.line()
 
 
@@ -57,4 +57,4 @@ def test_command_line_prints_the_figures():
     result = CliRunner().invoke(app, ["text-figures", *args])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "normalized score 1.000, win rate 1.00" in out and "(seeds 7 to 8)" in out
+    assert "score fraction 1.000, win rate 1.00" in out and "(seeds 7 to 8)" in out

@@ -1,11 +1,11 @@
-"""``rlbench text-figures``: the text games' reference figures (normalized score, win rate and
+"""``rlbench text-figures``: the text games' reference figures (score fraction, win rate and
 steps to win).
 
 Every text game reports ``info["success"]`` (the game is won) and, where it keeps a score,
 ``info["score"]`` and ``info["max_score"]``. :func:`figures` plays seeded episodes of a policy
 through the card's stack, as ``rlbench refscores`` does, and summarizes them:
 
-- normalized score: the final ``score / max_score`` (a game without a score counts a win as 1);
+- score fraction: the final ``score / max_score`` (a game without a score counts a win as 1);
 - win rate: the share of episodes won;
 - steps to win: the mean number of steps (commands sent) in the episodes won.
 
@@ -37,7 +37,7 @@ class TextGameFigures:
     env_id: str
     policy: str
     seeds: tuple[int, ...]
-    normalized_score: float
+    score_fraction_mean: float
     win_rate: float
     steps_to_win: float | None
     """Mean steps of the episodes won; None when none was won."""
@@ -46,7 +46,7 @@ class TextGameFigures:
         """One sentence for a card's description."""
         steps = "no wins" if self.steps_to_win is None else f"{self.steps_to_win:.2f} steps to win"
         return (
-            f"{self.policy}: normalized score {self.normalized_score:.3f}, win rate "
+            f"{self.policy}: score fraction {self.score_fraction_mean:.3f}, win rate "
             f"{self.win_rate:.2f}, {steps} (seeds {self.seeds[0]} to {self.seeds[-1]})"
         )
 
@@ -94,7 +94,7 @@ def figures(
         env_id=env_id,
         policy=policy,
         seeds=seeds,
-        normalized_score=float(np.mean([score_fraction(info) for info, _ in finals])),
+        score_fraction_mean=float(np.mean([score_fraction(info) for info, _ in finals])),
         win_rate=len(wins) / episodes,
         steps_to_win=float(np.mean(wins)) if wins else None,
     )
@@ -111,7 +111,7 @@ def text_figures(
         int, typer.Option(min=0, help="Seed of the first episode.")
     ] = REFERENCE_FIRST_SEED,
 ) -> None:
-    """Print a text game's figures for a policy: normalized score, win rate, steps to win."""
+    """Print a text game's figures for a policy: score fraction, win rate, steps to win."""
     with progress_bar() as progress:
         task = progress.add_task(env_id, total=episodes)
         try:
