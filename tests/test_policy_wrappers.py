@@ -78,3 +78,25 @@ def test_a_sidecar_naming_an_unknown_wrapper_is_refused_without_importing_it(tra
     copy.with_name("evil.zip.meta.json").write_text(json.dumps(meta))
     with pytest.raises(PolicyMetadataError, match="unknown wrapper 'os:system'; accepted:"):
         load_metadata(copy)
+
+
+def test_a_plain_ppo_scores_alike_as_sb3_and_as_onnx(tmp_path):
+    """An unmasked PPO picks unlisted indices (no-op turns); evaluated as SB3 or as ONNX it
+    takes the best legal command in both, so the two files of one model score the same."""
+    import torch
+    from stable_baselines3 import PPO
+
+    from rlbench_suite.baselines.artifacts import save_policy
+
+    torch.set_num_threads(1)
+    env = HashedBagOfWords(AdmissibleActions(gym.make("rlbench/TextMaze-v0"), max_actions=16),
+                           dim=128)  # fmt: skip
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0).learn(64)
+    protocol = default_protocol("rlbench/TextMaze-v0", episodes=3)
+    scored = [
+        evaluate("rlbench/TextMaze-v0", f"{scheme}:{save_policy(model, tmp_path / name, env)}",
+                 protocol, workers=1)
+        for scheme, name in (("sb3", "ppo.zip"), ("onnx", "ppo.onnx"))
+    ]
+    assert scored[0].returns == scored[1].returns and scored[0].lengths == scored[1].lengths
+    assert min(scored[0].lengths) > 0  # the game received commands

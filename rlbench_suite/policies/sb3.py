@@ -135,8 +135,11 @@ class SB3Policy:
 
     ``model_or_path`` is a model or the path of a saved ``.zip``; the algorithm is ``algo``
     if given, else the sidecar's ``algo``, else detected (:func:`detect_sb3_algorithm`).
-    MaskablePPO gets ``action_masks`` from ``info["action_mask"]``; recurrent policies keep
-    their state across steps and start afresh on ``reset``.
+    MaskablePPO gets ``action_masks`` from ``info["action_mask"]``; other deterministic
+    actor-critic policies over a ``Discrete`` action (PPO, A2C) take the legal action of
+    highest logit where ``info`` has a mask, as their ONNX export does, so ``sb3:`` and
+    ``onnx:`` of one model score alike; recurrent policies keep their state across steps and
+    start afresh on ``reset``.
 
     Stochastic actions (``deterministic=False``) are reproducible: SB3 samples from torch's
     global generator, so the policy swaps its own generator state in around ``predict`` (and
@@ -178,6 +181,13 @@ class SB3Policy:
         self.masked = self.algo == "MaskablePPO"
         self.recurrent = self.algo == "RecurrentPPO"
         self.explores = hasattr(self.model, "exploration_rate")  # DQN, QRDQN: epsilon-greedy
+        # deterministic actor-critic policies over a Discrete action take the best *legal*
+        # action where the env gives a mask, as their ONNX export does (OnnxPolicy)
+        self._greedy_masked = (
+            not self.masked and not self.recurrent and not self.explores
+            and isinstance(self.model.action_space, gym.spaces.Discrete)
+            and hasattr(self.model.policy, "get_distribution")
+        )  # fmt: skip
         space = self.model.action_space
         self._discrete = space.dtype.type if isinstance(space, gym.spaces.Discrete) else None
         self._explore_space = copy.deepcopy(space)
@@ -212,6 +222,10 @@ class SB3Policy:
         if self.recurrent:
             kwargs.update(state=self._state, episode_start=self._episode_start)
 
+        if self.deterministic and self._greedy_masked:
+            legal = self._masked_greedy(observation, get_action_mask(None, info))
+            if legal is not None:  # as OnnxPolicy: the best legal action
+                return self._discrete(legal)
         if self.deterministic:
             action, state = self.model.predict(observation, **kwargs)
         elif self.explores:  # as DQN.predict, which draws from numpy's global generator
@@ -227,6 +241,23 @@ class SB3Policy:
         if self._discrete is not None and isinstance(action, np.ndarray) and action.ndim == 0:
             return self._discrete(action)
         return coerce_action(action, self.model.action_space)
+
+    def _masked_greedy(self, observation: Any, mask: Any) -> int | None:
+        """The action of highest logit among the legal ones (``mask``), or None without a
+        mask or without logits to read."""
+        import torch
+
+        if mask is None:
+            return None
+        policy = self.model.policy
+        obs_tensor, _ = policy.obs_to_tensor(observation)
+        with torch.no_grad():
+            logits = getattr(policy.get_distribution(obs_tensor).distribution, "logits", None)
+        legal = np.asarray(mask, dtype=bool).reshape(-1)
+        if logits is None or logits.numel() != legal.size or not legal.any():
+            return None
+        scores = logits.cpu().numpy().reshape(-1)
+        return int(np.argmax(np.where(legal, scores, -np.inf)))
 
     def _predict_with_own_generator(self, observation: Any, kwargs: dict[str, Any]) -> Any:
         import torch
