@@ -110,8 +110,9 @@ def write_trained(path: Path, trained: list[Any], suite: str | None = None) -> N
         for baseline in trained:
             tables.append(tomlkit.item(baseline.model_dump(mode="json", exclude_none=True)))
         if "trained" in doc:
-            del doc["trained"]
-        doc.add(tomlkit.nl())
+            del doc["trained"]  # the blank line before it stays
+        else:
+            doc.add(tomlkit.nl())
         doc["trained"] = tables
 
     rewrite_card(path, edit)

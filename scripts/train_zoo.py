@@ -34,12 +34,13 @@ from rlbench_suite.baselines.zoo import (
     baseline_name,
     committed_runs,
     results_dir,
+    seeds_below_random,
     summarize,
     zoo_entries,
 )
 from rlbench_suite.core.cards import load_card
 from rlbench_suite.core.catalog import card_paths, get_card
-from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.scoring import primary_values, references_separated
 from rlbench_suite.evaluation import evaluate
 from rlbench_suite.paths import runs_dir
 from rlbench_suite.refscores import measure, write_reference, write_trained
@@ -92,7 +93,9 @@ def write_summaries(entries: list[ZooEntry]) -> int:
     """Write every complete entry onto its card; return how many.
 
     A single-agent card without an expert reference gets one first: its best trained seed,
-    measured by ``rlbench refscores --policy baseline:...`` (100 reference episodes).
+    measured by ``rlbench refscores --policy baseline:...`` (100 reference episodes), kept
+    only if it beats the random reference by the normalization's margin. A card joins the
+    ``rlbench-reference`` suite only when every trained seed beats its random reference.
     """
     complete: dict[str, list[tuple[ZooEntry, list]]] = {}
     for entry in entries:
@@ -107,11 +110,22 @@ def write_summaries(entries: list[ZooEntry]) -> int:
             best = max(runs, key=lambda r: float(np.mean(primary_values(
                 card.primary_metric, r.result.returns, r.result.successes))))  # fmt: skip
             spec = f"baseline:{baseline_name(card, entry.algo, best.seed)}"
-            write_reference(card_paths()[card_id], "expert", measure(card, policy=spec))
-            card = reload_card(card_id)
+            expert = measure(card, policy=spec)
+            random = card.reference.random
+            why = random and references_separated(random.value, random.standard_error,
+                                                  expert.value, expert.standard_error)  # fmt: skip
+            if why:
+                print(f"{card_id}: no expert reference from {spec}: {why}")
+            else:
+                write_reference(card_paths()[card_id], "expert", expert)
+                card = reload_card(card_id)
         trained = sorted((summarize(card, entry, runs) for entry, runs in done),
                          key=lambda t: -(t.normalized or t.value).point)  # fmt: skip
-        write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE)
+        below = {e.algo: seeds_below_random(card, runs) for e, runs in done}
+        beaten = all(not seeds for seeds in below.values())
+        if not beaten:
+            print(f"{card_id}: stays out of {REFERENCE_SUITE}; seeds at or below random: {below}")
+        write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE if beaten else None)
     return len(complete)
 
 

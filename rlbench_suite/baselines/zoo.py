@@ -83,10 +83,23 @@ def _iqm(values: list[float]) -> Interval:
     return Interval(point=estimate.point, low=estimate.low, high=estimate.high)
 
 
+def seed_means(card: EnvCard, runs: list[SeedRun]) -> list[float]:
+    """Each seed's mean primary metric over its evaluation episodes."""
+    return [float(primary_values(card.primary_metric, r.result.returns,
+                                 r.result.successes).mean()) for r in runs]  # fmt: skip
+
+
+def seeds_below_random(card: EnvCard, runs: list[SeedRun]) -> list[int]:
+    """The training seeds whose policy does not beat the card's random reference."""
+    if card.reference.random is None:
+        return []
+    floor = card.reference.random.value
+    return [r.seed for r, m in zip(runs, seed_means(card, runs)) if not m > floor]
+
+
 def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBaseline:
     """The card's trained baseline from its committed seeds."""
-    means = [float(primary_values(card.primary_metric, r.result.returns,
-                                  r.result.successes).mean()) for r in runs]  # fmt: skip
+    means = seed_means(card, runs)
     references = card.reference_values()
     normalized = None
     if references is not None:
