@@ -94,7 +94,7 @@ def seeds_below_random(card: EnvCard, runs: list[SeedRun]) -> list[int]:
     if card.reference.random is None:
         return []
     floor = card.reference.random.value
-    return [r.seed for r, m in zip(runs, seed_means(card, runs)) if not m > floor]
+    return [r.seed for r, m in zip(runs, seed_means(card, runs), strict=True) if not m > floor]
 
 
 def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBaseline:
