@@ -2,6 +2,7 @@
 
     python scripts/train_zoo.py                  # every entry, in order; resumable
     python scripts/train_zoo.py --only CartPole  # entries whose id contains CartPole
+    python scripts/train_zoo.py --part expert    # only the expert_only entries
     python scripts/train_zoo.py --list           # what is done and what is left
     python scripts/train_zoo.py --summarize      # write the committed baselines onto the cards
 
@@ -90,12 +91,14 @@ def collect(entry: ZooEntry, seed: int, run: Path) -> None:
 
 
 def write_summaries(entries: list[ZooEntry]) -> int:
-    """Write every complete entry onto its card; return how many.
+    """Write every complete entry onto its card; return how many cards carry a baseline.
 
-    A single-agent card without an expert reference gets one first: its best trained seed,
-    measured by ``rlbench refscores --policy baseline:...`` (100 reference episodes), kept
-    only if it beats the random reference by the normalization's margin. A card joins the
-    ``rlbench-reference`` suite only when every trained seed beats its random reference.
+    A single-agent card without an expert reference gets one first: its best trained seed
+    (over every complete entry of the card, ``expert_only`` ones included), measured by
+    ``rlbench refscores --policy baseline:...`` (100 reference episodes), kept only if it
+    beats the random reference by the normalization's margin. A card joins the
+    ``rlbench-reference`` suite only when every seed of its trained baselines beats its
+    random reference.
     """
     complete: dict[str, list[tuple[ZooEntry, list]]] = {}
     for entry in entries:
@@ -103,22 +106,14 @@ def write_summaries(entries: list[ZooEntry]) -> int:
         runs = committed_runs(card, entry.algo, entry.seeds)
         if len(runs) == len(entry.seeds):
             complete.setdefault(card.id, []).append((entry, runs))
+    carried = 0
     for card_id, done in complete.items():
         card = get_card(card_id)
         if card.reference.expert is None and not card.is_multiagent:
-            entry, runs = done[0]
-            best = max(runs, key=lambda r: float(np.mean(primary_values(
-                card.primary_metric, r.result.returns, r.result.successes))))  # fmt: skip
-            spec = f"baseline:{baseline_name(card, entry.algo, best.seed)}"
-            expert = measure(card, policy=spec)
-            random = card.reference.random
-            why = random and references_separated(random.value, random.standard_error,
-                                                  expert.value, expert.standard_error)  # fmt: skip
-            if why:
-                print(f"{card_id}: no expert reference from {spec}: {why}")
-            else:
-                write_reference(card_paths()[card_id], "expert", expert)
-                card = reload_card(card_id)
+            card = add_expert(card, done)
+        done = [(entry, runs) for entry, runs in done if not entry.expert_only]
+        if not done:
+            continue
         trained = sorted((summarize(card, entry, runs) for entry, runs in done),
                          key=lambda t: -(t.normalized or t.value).point)  # fmt: skip
         below = {e.algo: seeds_below_random(card, runs) for e, runs in done}
@@ -126,7 +121,25 @@ def write_summaries(entries: list[ZooEntry]) -> int:
         if not beaten:
             print(f"{card_id}: stays out of {REFERENCE_SUITE}; seeds at or below random: {below}")
         write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE if beaten else None)
-    return len(complete)
+        carried += 1
+    return carried
+
+
+def add_expert(card, done: list[tuple[ZooEntry, list]]):
+    """Measure the best committed seed as the card's expert reference; return the card."""
+    entry, best = max(((e, r) for e, runs in done for r in runs),
+                      key=lambda pair: float(np.mean(primary_values(card.primary_metric,
+                          pair[1].result.returns, pair[1].result.successes))))  # fmt: skip
+    spec = f"baseline:{baseline_name(card, entry.algo, best.seed)}"
+    expert = measure(card, policy=spec)
+    random = card.reference.random
+    why = random and references_separated(random.value, random.standard_error,
+                                          expert.value, expert.standard_error)  # fmt: skip
+    if why:
+        print(f"{card.id}: no expert reference from {spec}: {why}")
+        return card
+    write_reference(card_paths()[card.id], "expert", expert)
+    return reload_card(card.id)
 
 
 def reload_card(card_id: str):
@@ -137,10 +150,14 @@ def reload_card(card_id: str):
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="entries whose env id contains this text")
+    parser.add_argument("--part", choices=["all", "reference", "expert"], default="all",
+                        help="only the reference entries, or only the expert_only ones (two "
+                             "processes can train the two parts side by side)")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="show what is done and what is left")
     parser.add_argument("--summarize", action="store_true", help="write baselines onto cards")
     args = parser.parse_args(argv)
-    entries = zoo_entries(args.only)
+    entries = [e for e in zoo_entries(args.only)
+               if args.part == "all" or e.expert_only == (args.part == "expert")]  # fmt: skip
     if args.summarize:
         print(f"{write_summaries(entries)} cards carry their trained baselines")
         return 0

@@ -38,6 +38,9 @@ class ZooEntry:
     algo: str
     budget: int
     seeds: tuple[int, ...]
+    expert_only: bool = False
+    """Trained only to measure the card's expert reference (``expert_only: true``; one seed
+    may do): the card gains no ``[[trained]]`` baseline from it and does not join the suite."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class SeedRun:
 def zoo_entries(only: str | None = None) -> list[ZooEntry]:
     """The zoo's entries in order (``only``: those whose env id contains it)."""
     raw = yaml.safe_load((content_dir("baselines") / "zoo.yaml").read_text(encoding="utf-8"))
-    entries = [ZooEntry(e["env"], e["algo"], int(e["budget"]), tuple(e["seeds"])) for e in raw]
+    entries = [ZooEntry(e["env"], e["algo"], int(e["budget"]), tuple(e["seeds"]),
+                        bool(e.get("expert_only", False))) for e in raw]  # fmt: skip
     return [e for e in entries if only is None or only in e.env]
 
 
