@@ -28,12 +28,17 @@ from pathlib import Path
 
 import numpy as np
 
+from rlbench_suite.baselines.curve_report import plot_curves
 from rlbench_suite.baselines.train import TrainConfig, train
 from rlbench_suite.baselines.zoo import (
     REFERENCE_SUITE,
+    REPORT_END,
+    REPORT_START,
     ZooEntry,
     baseline_name,
     committed_runs,
+    report_markdown,
+    reported_runs,
     results_dir,
     seeds_below_random,
     summarize,
@@ -48,6 +53,7 @@ from rlbench_suite.refscores import measure, write_reference, write_trained
 from rlbench_suite.resources import content_dir
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def collected(entry: ZooEntry, seed: int) -> bool:
@@ -142,6 +148,23 @@ def add_expert(card, done: list[tuple[ZooEntry, list]]):
     return reload_card(card.id)
 
 
+def write_report() -> None:
+    """Regenerate ``docs/images/zoo/`` and the zoo section of ``docs/baselines.md``."""
+    runs = reported_runs()
+    images = DOCS / "images" / "zoo"
+    shutil.rmtree(images, ignore_errors=True)
+    images.mkdir(parents=True)
+    for env_id in sorted({r.env_id for r in runs}):
+        figure = images / f"curves-{get_card(env_id).name}.svg"
+        plot_curves([r for r in runs if r.env_id == env_id], figure)
+    page = DOCS / "baselines.md"
+    text = page.read_text(encoding="utf-8")
+    start, end = text.index(REPORT_START), text.index(REPORT_END) + len(REPORT_END)
+    section = report_markdown(runs, images.relative_to(DOCS).as_posix())
+    page.write_text(text[:start] + section + text[end:], encoding="utf-8")
+    print(f"wrote {page} and {len(list(images.iterdir()))} figures in {images}")
+
+
 def reload_card(card_id: str):
     """The card as its file says now (the catalog loaded it before it was rewritten)."""
     return load_card(card_paths()[card_id])
@@ -155,9 +178,17 @@ def main(argv: list[str]) -> int:
                              "processes can train the two parts side by side)")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="show what is done and what is left")
     parser.add_argument("--summarize", action="store_true", help="write baselines onto cards")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="regenerate the results table and curves of docs/baselines.md",
+    )
     args = parser.parse_args(argv)
     entries = [e for e in zoo_entries(args.only)
                if args.part == "all" or e.expert_only == (args.part == "expert")]  # fmt: skip
+    if args.report:
+        write_report()
+        return 0
     if args.summarize:
         print(f"{write_summaries(entries)} cards carry their trained baselines")
         return 0

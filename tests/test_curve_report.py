@@ -132,3 +132,28 @@ def test_results_curves_command_writes_png_and_markdown(tmp_path):
     assert result.exit_code == 2 and ".png or .svg" in result.output
     result = runner.invoke(app, ["results", "curves", str(tmp_path / "none"), "--out", str(out)])
     assert result.exit_code == 2 and "neither a run folder" in result.output
+
+
+def test_a_run_scored_before_its_card_had_references_is_normalized_with_the_cards_references(
+    tmp_path,
+):
+    """The zoo trains a card, then measures its expert from the best seed: the committed
+    curve and result carry no normalized score, yet the report normalizes them."""
+    folder = _run(tmp_path, SCORED, "ppo", 0, [(0, 0.0), (100, 10.0)], 0.0)
+    (folder / "result.json").write_text(json.dumps(
+        {"aggregates": {"return_mean": {"point": 1.0}, "success_rate": {"point": 0.75}},
+         "normalized_score": None}))  # fmt: skip
+    rows = (
+        (folder / "curve.csv").read_text().replace(",0.0\n", ",nan\n").replace(",10.0\n", ",nan\n")
+    )
+    (folder / "curve.csv").write_text(rows)
+    card = get_card(SCORED)
+    random, expert = card.reference_values()
+    run = load_run(folder)
+    assert run.normalized
+    metric = 0.75 if card.primary_metric != "return" else 1.0
+    assert run.final == pytest.approx(100 * (metric - random) / (expert - random))
+    curve_metric = 0.5 if card.primary_metric != "return" else 20.0
+    assert run.curve[-1]["normalized_score"] == pytest.approx(
+        100 * (curve_metric - random) / (expert - random)
+    )

@@ -6,6 +6,7 @@ These tests read the committed results; they never train.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,18 @@ def test_rewriting_a_cards_trained_baselines_leaves_the_file_unchanged(tmp_path)
     before = path.read_text()
     write_trained(path, card.trained, suite=REFERENCE_SUITE)
     assert path.read_text() == before
+
+
+def test_the_docs_results_table_and_curves_are_the_committed_results():
+    """docs/baselines.md's zoo section is what ``train_zoo.py --report`` makes of the commit."""
+    from rlbench_suite.baselines.zoo import REPORT_END, REPORT_START, report_markdown, reported_runs
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    text = (docs / "baselines.md").read_text(encoding="utf-8")
+    section = text[text.index(REPORT_START) : text.index(REPORT_END) + len(REPORT_END)]
+    runs = reported_runs()
+    assert section == report_markdown(runs, "images/zoo"), (
+        "run: python scripts/train_zoo.py --report"
+    )
+    figures = {p.name for p in (docs / "images" / "zoo").glob("*.svg")}
+    assert figures == {f"curves-{get_card(r.env_id).name}.svg" for r in runs}

@@ -29,6 +29,7 @@ import numpy as np
 from rlbench_suite.baselines.curves import CURVE_FILE, read_curve
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.metrics import interval_estimates
+from rlbench_suite.core.scoring import normalized_score, scored_by_success
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 
 RUN_FILE = "run.json"
@@ -80,14 +81,17 @@ def load_run(path: str | Path) -> RunData:
     folder = Path(path).parent if Path(path).name == RUN_FILE else Path(path)
     run = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
     card = get_card(run["env_id"])
-    normalized = card.reference_values() is not None
+    references = card.reference_values()
     final = None
     result_file = folder / RESULT_FILE
     if result_file.is_file():
         result = json.loads(result_file.read_text(encoding="utf-8"))
-        score = (result.get("normalized_score") or {}).get("point") if normalized else None
-        final = score if score is not None else result["aggregates"]["return_mean"]["point"]
-        normalized = normalized and score is not None
+        aggregates = result["aggregates"]
+        score = (result.get("normalized_score") or {}).get("point") if references else None
+        if references and score is None:  # scored before the card had both references
+            metric = "success_rate" if scored_by_success(card.primary_metric) else "return_mean"
+            score = normalized_score(aggregates[metric]["point"], *references)
+        final = score if score is not None else aggregates["return_mean"]["point"]
     return RunData(
         folder,
         run["env_id"],
@@ -96,10 +100,25 @@ def load_run(path: str | Path) -> RunData:
         int(run["budget"]),
         int(run.get("steps", 0)),
         float(run.get("wall_time_s", math.nan)),
-        read_curve(folder / CURVE_FILE),
+        _normalize_curve(read_curve(folder / CURVE_FILE), card),
         final,
-        normalized,
+        references is not None,
     )
+
+
+def _normalize_curve(curve: list[dict[str, float]], card: Any) -> list[dict[str, float]]:
+    """Fill a curve's normalized scores from the card's references where the run was
+    trained before the card had them (the column is NaN there)."""
+    references = card.reference_values()
+    if references is None:
+        return curve
+    column = "success_rate" if scored_by_success(card.primary_metric) else "mean_return"
+    return [
+        {**row, "normalized_score": float(normalized_score(row[column], *references))}
+        if not math.isfinite(row.get("normalized_score", math.nan)) and math.isfinite(row[column])
+        else row
+        for row in curve
+    ]
 
 
 def group_runs(runs: list[RunData]) -> dict[tuple[str, str], list[RunData]]:

@@ -19,7 +19,9 @@ import numpy as np
 import yaml
 
 from rlbench_suite import __version__
+from rlbench_suite.baselines.curve_report import RunData, load_run, score_table, table_markdown
 from rlbench_suite.core.cards import EnvCard, Interval, TrainedBaseline
+from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.metrics import interval_estimates
 from rlbench_suite.core.result import Result, load_result
 from rlbench_suite.core.scoring import normalized_score, primary_values
@@ -119,4 +121,35 @@ def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBas
         results=f"results/{baseline_name(card, entry.algo)}",
         suite_version=__version__,
         measured=dt.date.today(),
+    )
+
+
+REPORT_START = "<!-- zoo report: written by `python scripts/train_zoo.py --report`; do not edit -->"
+REPORT_END = "<!-- end of zoo report -->"
+
+
+def reported_runs(entries: list[ZooEntry] | None = None) -> list[RunData]:
+    """The committed runs the docs report: every seed of each complete, non-``expert_only``
+    entry (an entry still training is left out until all its seeds are in)."""
+    runs = []
+    for entry in zoo_entries() if entries is None else entries:
+        card = get_card(entry.env)
+        folders = [results_dir(card, entry.algo, seed) for seed in entry.seeds]
+        if not entry.expert_only and all((f / "result.json").is_file() for f in folders):
+            runs += [load_run(folder) for folder in folders]
+    return runs
+
+
+def report_markdown(runs: list[RunData], image_dir: str) -> str:
+    """The docs' zoo section: the score table, the total compute and a curve image per env
+    (``image_dir``/``curves-<env-name>.svg``, as :func:`~.curve_report.build_report` names them)."""
+    hours = sum(r.wall_time_s for r in runs) / 3600
+    names = sorted({get_card(r.env_id).name for r in runs})
+    images = "\n".join(f"![Learning curves of {n}]({image_dir}/curves-{n}.svg)" for n in names)
+    return (
+        f"{REPORT_START}\n\n{table_markdown(score_table(runs))}\n"
+        f"Total training compute of what is committed: {len(runs)} runs, {hours:.1f} hours of "
+        "wall time, each run on one CPU core of the project's 2-core machines (under `nice`, "
+        "beside other work, so the times are upper bounds).\n\n"
+        f"{images}\n\n{REPORT_END}"
     )
