@@ -365,10 +365,22 @@ def test_onnx_export_of_a_discrete_observation_space(tmp_path):
     assert [int(OnnxPolicy(path).act(o, {})) for o in obs] == expected.tolist()
 
 
-def test_recurrent_export_is_refused_clearly(models_dir, tmp_path):
+def test_a_recurrent_onnx_export_plays_whole_episodes_like_the_sb3_model(models_dir, tmp_path):
+    """The LSTM state is carried step to step and reset at each episode by both adapters."""
     model, _ = trained("RecurrentPPO", models_dir)
-    with pytest.raises(NotImplementedError, match="recurrent"):
-        export_sb3_to_onnx(model, tmp_path / "policy.onnx")
+    onnx = OnnxPolicy(export_sb3_to_onnx(model, tmp_path / "policy.onnx"))
+    sb3 = SB3Policy(model)
+    env = gym.make("CartPole-v1")
+    for seed in (3, 4):  # the second episode starts from a fresh state again
+        obs, info = env.reset(seed=seed)
+        onnx.reset(seed)
+        sb3.reset(seed)
+        for _ in range(60):
+            action = sb3.act(obs, info)
+            assert onnx.act(obs, info) == action
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
 
 
 # ------------------------------------------------------------------------------ baselines

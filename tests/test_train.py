@@ -270,6 +270,11 @@ _SMALL = {  # tiny budgets: what is compared is the exported graph, not the trai
     "maskable_ppo": ("rlbench/TicTacToe-v3", {"n_envs": 2, "n_steps": 64, "batch_size": 64}),
     "ppo-normalize": ("rlbench/Pendulum-v1", {"normalize": True, "n_steps": 64,
                                               "batch_size": 64}),
+    "recurrent_ppo": (CARTPOLE, {"n_envs": 2, "n_steps": 64, "batch_size": 64,
+                                 "policy": "MlpLstmPolicy"}),
+    "recurrent_ppo-normalize": ("rlbench/Pendulum-v1", {"normalize": True, "n_steps": 64,
+                                                        "batch_size": 64,
+                                                        "policy": "MlpLstmPolicy"}),
 }  # fmt: skip
 
 
@@ -287,17 +292,31 @@ def test_the_onnx_policy_acts_like_the_sb3_model(tmp_path, case):
     env = gym.make(env_id)
     normalizer = model.get_vec_normalize_env()
     obs, info = env.reset(seed=5)
+    state, start = None, np.ones((1,), dtype=bool)  # a recurrent policy's LSTM state
+    onnx.reset()
     for _ in range(40):
         kwargs = {}
         if algo == "maskable_ppo":
             kwargs["action_masks"] = info["action_mask"]
+        if algo == "recurrent_ppo":
+            kwargs.update(state=state, episode_start=start)
         model_obs = normalizer.normalize_obs(obs) if normalizer is not None else obs
-        expected, _ = model.predict(model_obs, deterministic=True, **kwargs)
+        expected, state = model.predict(model_obs, deterministic=True, **kwargs)
+        start = np.zeros((1,), dtype=bool)
         got = onnx.act(obs, info)
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-5)
         obs, _, terminated, truncated, info = env.step(expected)
         if terminated or truncated:
             obs, info = env.reset()
+            state, start = None, np.ones((1,), dtype=bool)
+            onnx.reset()
+    if algo == "recurrent_ppo":  # (h, c) of sb3-contrib's default 1-layer LSTM of 256
+        assert onnx.state_shape == (2, 1, 256)
+        feed = {"obs": np.asarray(obs, np.float32)[None]}
+        carried = np.full((1, *onnx.state_shape), 0.5, dtype=np.float32)
+        fresh = onnx.session.run(["state_out"], {**feed, "state": 0 * carried})[0]
+        after = onnx.session.run(["state_out"], {**feed, "state": carried})[0]
+        assert not np.allclose(fresh, after)  # the state input is wired into the LSTM
     env.close()
 
 
@@ -320,9 +339,7 @@ def test_committed_trained_policies_resolve_by_a_readable_name(tmp_path, monkeyp
     policy = make_policy("baseline:CartPole-v1/ppo")
     assert policy.identity.kind == "baseline" and policy.identity.name == "CartPole-v1/ppo"
     assert policy.identity.train_seeds == list(range(8))
-    with pytest.raises(
-        ValueError, match=re.escape("available: CartPole-v1/ppo/seed-{1,3};")
-    ):
+    with pytest.raises(ValueError, match=re.escape("available: CartPole-v1/ppo/seed-{1,3};")):
         resolve_baseline("CartPole-v1/dqn")
 
 

@@ -31,6 +31,8 @@ class Algorithm:
     action_spaces: tuple[type[spaces.Space], ...]
     masked: bool = False
     """Whether it takes ``action_masks()`` (sb3-contrib's MaskablePPO)."""
+    recurrent: bool = False
+    """An LSTM policy (sb3-contrib's RecurrentPPO) that carries a state across an episode."""
     shared: bool = False
     """Parameter sharing: one policy for every agent of a multi-agent card (shared_ppo.py)."""
     league: bool = False
@@ -81,6 +83,14 @@ ALGORITHMS: dict[str, Algorithm] = {
             True,
             (spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary),
             masked=True,
+        ),
+        Algorithm(
+            "recurrent_ppo",
+            "sb3_contrib",
+            "RecurrentPPO",
+            True,
+            (spaces.Discrete, spaces.Box),
+            recurrent=True,
         ),
         Algorithm("shared_ppo", "stable_baselines3", "PPO", True, _ANY, shared=True),
         Algorithm("league", "stable_baselines3", "PPO", True, _ANY, league=True),

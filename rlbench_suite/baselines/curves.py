@@ -54,6 +54,7 @@ class CurveEvaluator:
         self.env = apply_wrappers(gym.make(env_id), list(wrappers))
         self.seeds = curve_seeds(episodes, first_seed)
         self.masked = masked
+        self._recurrent_state: tuple[Any, np.ndarray] | None = None
 
     def close(self) -> None:
         self.env.close()
@@ -65,10 +66,17 @@ class CurveEvaluator:
         kwargs: dict[str, Any] = {"deterministic": True}
         if self.masked:
             kwargs["action_masks"] = get_action_mask(obs, info)
-        action, _ = model.predict(obs, **kwargs)
+        if self._recurrent_state is not None:  # RecurrentPPO: the LSTM state of this episode
+            state, start = self._recurrent_state
+            kwargs.update(state=state, episode_start=start)
+        action, state = model.predict(obs, **kwargs)
+        if self._recurrent_state is not None:
+            self._recurrent_state = (state, np.zeros((1,), dtype=bool))
         return action
 
     def episode(self, model: Any, seed: int) -> dict[str, Any]:
+        recurrent = type(model).__name__ == "RecurrentPPO"
+        self._recurrent_state = (None, np.ones((1,), dtype=bool)) if recurrent else None
         obs, info = self.env.reset(seed=seed)
         total, length = 0.0, 0
         while True:

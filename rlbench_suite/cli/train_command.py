@@ -16,6 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from rlbench_suite.baselines.algorithms import ALGORITHMS
 from rlbench_suite.cli.common import app, console, errors
 
 
@@ -84,9 +85,7 @@ def train_command(
     env_id: Annotated[str, typer.Argument(help="The environment id, e.g. rlbench/CartPole-v1.")],
     algo: Annotated[
         str,
-        typer.Option(
-            help="ppo, a2c, dqn, sac, td3, maskable_ppo, fast_ppo, shared_ppo or league."
-        ),
+        typer.Option(help=f"One of: {', '.join(ALGORITHMS)}."),
     ],
     seed: Annotated[int, typer.Option(help="Training seed (0-9999).")] = 0,
     budget: Annotated[

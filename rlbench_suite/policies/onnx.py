@@ -4,9 +4,13 @@ onnxruntime (and, for export, torch and onnx) are imported only when needed.
 
 ONNX policy convention (what :class:`OnnxPolicy` runs and :func:`export_sb3_to_onnx` writes)
 -------------------------------------------------------------------------------------------
-- exactly one input, named ``obs``, ``float32``, of shape ``(batch, *observation_shape)``;
+- an input named ``obs``, ``float32``, of shape ``(batch, *observation_shape)``;
   observations are fed as they come from the environment (a ``Discrete`` observation is a
   ``(batch,)`` vector of indices); any preprocessing (one-hot, image scaling) is in the graph;
+- a recurrent policy (an LSTM, e.g. RecurrentPPO's) has a second input, ``state``,
+  ``float32`` ``(batch, *state_shape)`` with a fixed ``state_shape``, and a second output,
+  ``state_out``, of the same shape: the state after this step. The runner feeds zeros at the
+  start of each episode (``reset``) and each step's ``state_out`` to the next step;
 - one of two outputs (other outputs are ignored):
   - ``action``: ``(batch, *action_shape)``, the action to take as is (already clipped or
     rescaled to the action space; a discrete action is an integer index). Such a policy is
@@ -52,13 +56,25 @@ class OnnxPolicy:
             raise FileNotFoundError(f"ONNX policy file not found: {path}")
         metadata = load_metadata(path)
         self.session = _onnx_session(path)
-        inputs = self.session.get_inputs()
-        if len(inputs) != 1 or inputs[0].name != "obs" or inputs[0].type != "tensor(float)":
-            got = [(i.name, i.type) for i in inputs]
-            raise ValueError(
-                f"ONNX policy {path} must have one float32 input named 'obs', got {got}"
-            )
+        inputs = {i.name: i for i in self.session.get_inputs()}
         outputs = {o.name for o in self.session.get_outputs()}
+        if set(inputs) not in ({"obs"}, {"obs", "state"}) or any(
+            i.type != "tensor(float)" for i in inputs.values()
+        ):
+            got = [(i.name, i.type) for i in inputs.values()]
+            raise ValueError(
+                f"ONNX policy {path} must have one float32 input named 'obs' (and, if "
+                f"recurrent, a float32 'state' with a 'state_out' output), got {got}"
+            )
+        self.state_shape: tuple[int, ...] | None = None
+        if "state" in inputs:
+            shape = tuple(inputs["state"].shape[1:])
+            if "state_out" not in outputs or not all(isinstance(n, int) for n in shape):
+                raise ValueError(
+                    f"ONNX policy {path} has a 'state' input, so it needs a 'state_out' output "
+                    f"and a fixed state shape; got outputs {sorted(outputs)}, shape {shape}"
+                )
+            self.state_shape = shape
         heads = sorted(outputs & {"action", "logits"})
         if len(heads) != 1:
             raise ValueError(
@@ -74,8 +90,9 @@ class OnnxPolicy:
         self.path = path
         self.deterministic = deterministic
         self.action_space = action_space
-        self.obs_shape = tuple(inputs[0].shape[1:])
+        self.obs_shape = tuple(inputs["obs"].shape[1:])
         self._rng = np.random.default_rng()
+        self._state = self._initial_state()
         self.identity = artifact_identity(path, "onnx", metadata, output=self.output)
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: the session is opened again
@@ -85,20 +102,32 @@ class OnnxPolicy:
         self.__dict__.update(state)
         self.session = _onnx_session(self.path)
 
+    def _initial_state(self) -> np.ndarray | None:
+        shape = self.state_shape
+        return None if shape is None else np.zeros((1, *shape), dtype=np.float32)
+
     def reset(self, seed: int | None = None) -> None:
+        """Start an episode: a recurrent policy's state goes back to zeros."""
+        self._state = self._initial_state()
         if seed is not None:
             self._rng = np.random.default_rng(seed)
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         observation, info = split_masked_observation(observation, info or {})
         obs = np.asarray(observation, dtype=np.float32)[None]
+        feed = {"obs": obs}
+        if self._state is not None:
+            feed["state"] = self._state
+        names = [self.output] if self._state is None else [self.output, "state_out"]
         try:
-            (out,) = self.session.run([self.output], {"obs": obs})
+            out, *state = self.session.run(names, feed)
         except Exception as exc:
             raise ValueError(
                 f"ONNX policy {self.path} failed on an observation of shape {obs.shape[1:]} "
                 f"(its input 'obs' has shape (batch, *{self.obs_shape})): {exc}"
             ) from None
+        if state:
+            self._state = state[0]
         out = out[0]
         if self.output == "logits":
             action: Any = np.int64(self._choose(np.asarray(out, np.float64), info))
@@ -144,8 +173,9 @@ def export_sb3_to_onnx(
     ``clip_obs``) the model was trained behind, is put into the graph, which then takes the
     raw observations: ``clip((obs - mean) / sqrt(var + epsilon), -clip_obs, clip_obs)``.
 
-    Supported: PPO, A2C, TRPO, MaskablePPO (``logits`` for ``Discrete`` actions, the clipped
-    or rescaled Gaussian mean as ``action`` for ``Box``), DQN, QRDQN (the greedy ``action``), SAC,
+    Supported: PPO, A2C, TRPO, MaskablePPO, RecurrentPPO (with a ``state`` input and a
+    ``state_out`` output), with ``logits`` for ``Discrete`` actions and the clipped or
+    rescaled Gaussian mean as ``action`` for ``Box``; DQN, QRDQN (the greedy ``action``), SAC,
     TQC, TD3, DDPG (the rescaled deterministic ``action``); observations ``Box`` or
     ``Discrete``. Uses torch's TorchScript-based exporter (``dynamo=False``), which needs no
     ``onnxscript``; the dynamo exporter is the fallback where that one is gone.
@@ -160,7 +190,11 @@ def export_sb3_to_onnx(
         )
     model.policy.set_training_mode(False)
     source = f"sb3:{type(model).__name__}"
-    return export_module_to_onnx(head, path, space.shape, output, source, opset=opset)
+    lstm = getattr(model.policy, "lstm_actor", None)
+    state_shape = None if lstm is None else (2, lstm.num_layers, lstm.hidden_size)
+    return export_module_to_onnx(
+        head, path, space.shape, output, source, opset=opset, state_shape=state_shape
+    )
 
 
 def export_module_to_onnx(
@@ -171,28 +205,38 @@ def export_module_to_onnx(
     source: str,
     *,
     opset: int = 17,
+    state_shape: tuple[int, ...] | None = None,
 ) -> Path:
     """Write a torch module mapping raw ``obs`` to ``output`` (``action`` or ``logits``) to
-    ``path`` in the suite's ONNX convention (module docstring), tagged with ``source``."""
+    ``path`` in the suite's ONNX convention (module docstring), tagged with ``source``.
+
+    With ``state_shape`` the module is recurrent: ``(obs, state) -> (output, state_out)``.
+    """
     import torch
 
     if output not in ("action", "logits"):
         raise ValueError(f"output must be 'action' or 'logits', got {output!r}")
     path = Path(path)
-    dummy = torch.zeros((1, *obs_shape), dtype=torch.float32)
+    inputs: tuple[Any, ...] = (torch.zeros((1, *obs_shape), dtype=torch.float32),)
+    names = {"obs": "obs", output: output}
+    if state_shape is not None:
+        inputs += (torch.zeros((1, *state_shape), dtype=torch.float32),)
+        names |= {"state": "state", "state_out": "state_out"}
     kwargs: dict[str, Any] = {
-        "input_names": ["obs"],
-        "output_names": [output],
-        "dynamic_axes": {"obs": {0: "batch"}, output: {0: "batch"}},
+        "input_names": [n for n in names if n in ("obs", "state")],
+        "output_names": [n for n in names if n not in ("obs", "state")],
+        "dynamic_axes": {name: {0: "batch"} for name in names},
         "opset_version": opset,
     }
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export")
         warnings.filterwarnings("ignore", message=".*will be removed", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*batch_size other than 1", category=UserWarning)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         try:
-            torch.onnx.export(module, (dummy,), str(path), dynamo=False, **kwargs)
+            torch.onnx.export(module, inputs, str(path), dynamo=False, **kwargs)
         except (TypeError, RuntimeError, NotImplementedError):
-            torch.onnx.export(module, (dummy,), str(path), dynamo=True, **kwargs)
+            torch.onnx.export(module, inputs, str(path), dynamo=True, **kwargs)
     _tag_onnx(path, source)
     return path
 
@@ -213,24 +257,29 @@ def _onnx_head(model: Any) -> tuple[Any, str]:
     def rescale(a: Any) -> Any:  # BasePolicy.unscale_action, from [-1, 1] to [low, high]
         return low + 0.5 * (a + 1.0) * (high - low)
 
-    if algo == "RecurrentPPO" or getattr(policy, "lstm_actor", None) is not None:
-        raise NotImplementedError("ONNX export of recurrent policies is not supported")
-    # ActorCriticPolicy and sb3-contrib's MaskableActorCriticPolicy (not a subclass of it)
+    # ActorCriticPolicy (RecurrentPPO's policy too) and sb3-contrib's
+    # MaskableActorCriticPolicy (not a subclass of it)
     if isinstance(policy, ActorCriticPolicy) or algo == "MaskablePPO":
         dist = policy.action_dist
-
-        def mean(obs: Any) -> Any:
-            features = policy.extract_features(obs, policy.pi_features_extractor)
-            return policy.action_net(policy.mlp_extractor.forward_actor(features))
-
         categorical = type(dist).__name__ == "MaskableCategoricalDistribution"
         if categorical or isinstance(dist, d.CategoricalDistribution):
-            return _head(policy, mean), "logits"
-        if isinstance(dist, d.DiagGaussianDistribution | d.StateDependentNoiseDistribution):
+            output, finish = "logits", (lambda mean: mean)
+        elif isinstance(dist, d.DiagGaussianDistribution | d.StateDependentNoiseDistribution):
+            output = "action"
             if policy.squash_output:
-                return _head(policy, lambda obs: rescale(torch.tanh(mean(obs)))), "action"
-            return _head(policy, lambda obs: torch.clamp(mean(obs), low, high)), "action"
-        raise NotImplementedError(f"ONNX export of {type(dist).__name__} is not supported")
+                finish = lambda mean: rescale(torch.tanh(mean))  # noqa: E731
+            else:
+                finish = lambda mean: torch.clamp(mean, low, high)  # noqa: E731
+        else:
+            raise NotImplementedError(f"ONNX export of {type(dist).__name__} is not supported")
+        if getattr(policy, "lstm_actor", None) is not None:
+            return _head(policy, lambda obs, state: _lstm_step(policy, obs, state, finish)), output
+
+        def actor(obs: Any) -> Any:
+            features = policy.extract_features(obs, policy.pi_features_extractor)
+            return finish(policy.action_net(policy.mlp_extractor.forward_actor(features)))
+
+        return _head(policy, actor), output
     if algo == "DQN":
         return _head(policy, lambda obs: policy.q_net(obs).argmax(dim=1)), "action"
     if algo == "QRDQN":
@@ -246,8 +295,24 @@ def _onnx_head(model: Any) -> tuple[Any, str]:
         return _head(policy, lambda obs: rescale(actor(obs))), "action"
     raise NotImplementedError(
         f"ONNX export of {algo} is not supported; supported: PPO, A2C, TRPO, MaskablePPO, "
+        "RecurrentPPO, "
         "DQN, QRDQN, SAC, TQC, CrossQ, TD3, DDPG"
     )
+
+
+def _lstm_step(policy: Any, obs: Any, state: Any, finish: Callable[[Any], Any]) -> Any:
+    """One step of a RecurrentPPO actor: ``state`` is ``(batch, 2, layers, hidden)``, the
+    LSTM's hidden and cell states; returns the exported output and the next state."""
+    import torch
+    from stable_baselines3.common.policies import BasePolicy
+
+    features = BasePolicy.extract_features(policy, obs, policy.pi_features_extractor)
+    hidden = state[:, 0].transpose(0, 1).contiguous()  # (layers, batch, hidden)
+    cell = state[:, 1].transpose(0, 1).contiguous()
+    out, (hidden, cell) = policy.lstm_actor(features.unsqueeze(0), (hidden, cell))
+    latent = policy.mlp_extractor.forward_actor(out.squeeze(0))
+    next_state = torch.stack((hidden.transpose(0, 1), cell.transpose(0, 1)), dim=1)
+    return finish(policy.action_net(latent)), next_state
 
 
 def _normalized(head: Any, normalizer: Any) -> Any:
@@ -258,7 +323,8 @@ def _normalized(head: Any, normalizer: Any) -> Any:
     std = torch.sqrt(torch.as_tensor(normalizer.obs_rms.var, dtype=torch.float32)
                      + normalizer.epsilon)  # fmt: skip
     clip = float(normalizer.clip_obs)
-    return _head(head, lambda obs: head(torch.clamp((obs - mean) / std, -clip, clip)))
+    return _head(head, lambda obs, *state: head(torch.clamp((obs - mean) / std, -clip, clip),
+                                                 *state))  # fmt: skip
 
 
 def _head_module() -> type:
@@ -270,8 +336,8 @@ def _head_module() -> type:
             self.policy = policy
             self.fn = fn
 
-        def forward(self, obs: Any) -> Any:
-            return self.fn(obs)
+        def forward(self, obs: Any, *state: Any) -> Any:  # state: recurrent heads only
+            return self.fn(obs, *state)
 
     return Head
 
