@@ -38,7 +38,7 @@ class Algorithm:
     league: bool = False
     """Self-play against a league of snapshots and fixed opponents (league.py)."""
     native: bool = False
-    """One of the suite's single-file algorithms (not SB3; trained by ``train._NativeRun``)."""
+    """One of the suite's single-file algorithms (not SB3; trained by ``native_run.NativeRun``)."""
 
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""

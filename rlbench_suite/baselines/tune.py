@@ -42,7 +42,7 @@ from rlbench_suite.baselines.hyperparams import (
     read_file,
     sb3_kwargs,
 )
-from rlbench_suite.baselines.train import TrainError, _card, make_training_env
+from rlbench_suite.baselines.training_envs import TrainError, card_for, make_training_env
 from rlbench_suite.core.seeds import TRAINING_SEEDS, TUNING_SEEDS
 
 TRIAL_TRAIN_SEED = TUNING_SEEDS.start
@@ -253,7 +253,7 @@ def run_trial(
 
     torch.set_num_threads(1)
     algo = get_algorithm(spec.algo)
-    card = _card(spec.env_id, algo)
+    card = card_for(spec.env_id, algo)
     entry = {"source": _DUMMY_SOURCE, **spec.base, **to_entry(algo.name, params)}
     hyper = parse_entry(algo, card.id, entry)
     train_seeds, eval_seeds = trial_seeds(hyper.entry.n_envs, spec.eval_episodes)
@@ -405,7 +405,7 @@ class _Study:
             raise TuneError(
                 f"no search space for --algo {self.algo.name}; tunable: {', '.join(SAMPLERS)}"
             )
-        self.card = _card(config.env_id, self.algo)
+        self.card = card_for(config.env_id, self.algo)
         _check_actions(self.algo, self.card)
         self.base = base_entry(self.algo, self.card, config.hyperparams, config.budget)
         self.budget = int(config.budget or float(self.base["n_timesteps"]))

@@ -1,0 +1,464 @@
+"""One SB3 training run while it trains (:class:`Run`): its record (``run.json``), starting
+or resuming from a checkpoint, the curve and checkpoints at rollout boundaries, and the
+final model, ONNX policy and scored result. :func:`~.train.train` is the entry point."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime as dt
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rlbench_suite import EnvCard
+from rlbench_suite.baselines import checkpoints, curves
+from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
+from rlbench_suite.baselines.checkpoints import write_json
+from rlbench_suite.baselines.hyperparams import load_hyperparams, sb3_kwargs
+from rlbench_suite.baselines.training_envs import (
+    TrainError,
+    card_for,
+    make_training_env,
+    training_seeds,
+)
+from rlbench_suite.core.provenance import package_versions
+from rlbench_suite.paths import runs_dir
+
+RUN_FILE = "run.json"
+RUN_SCHEMA_VERSION = 1
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """What ``rlbench train`` was asked to do."""
+
+    env_id: str
+    algo: str
+    seed: int = 0
+    budget: int | None = None
+    """Environment steps; default: the entry's ``n_timesteps``."""
+    hyperparams: Path | None = None
+    """A YAML file of the same shape as ``baselines/hyperparams/<algo>.yaml``."""
+    out: Path | None = None
+    """The folder holding runs; default ``runs/`` in the data dir (``paths.runs_dir``)."""
+    resume: bool = False
+    device: str = "cpu"
+    eval_every: int | None = None
+    """Steps between learning-curve points; default a twentieth of the budget."""
+    eval_episodes: int = 5
+    checkpoint_every: int | None = None
+    """Steps between checkpoints; default ``eval_every``."""
+    final_episodes: int | None = None
+    """Episodes of the final harness evaluation; default the card's protocol."""
+    workers: int = 1
+    """Processes for the final harness evaluation."""
+    threads: int = 1
+    """torch threads (one is as fast as two for small MLPs)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainProgress:
+    """What a progress display shows."""
+
+    step: int
+    budget: int
+    steps_per_s: float
+    elapsed_s: float
+    last_eval: dict[str, Any] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainReport:
+    run_dir: Path
+    run: dict[str, Any]
+    model: Any
+
+
+def run_dir_for(out: Path | None, card: EnvCard, algo: Algorithm, seed: int) -> Path:
+    """``<out>/<env name>/<algo>/seed-<S>``; ``out`` defaults to ``<data dir>/runs``."""
+    return Path(out or runs_dir()).expanduser() / card.name / algo.name / f"seed-{seed}"
+
+
+def versions() -> dict[str, str | None]:
+    """Python and the packages a result depends on (``core.provenance.PACKAGES``)."""
+    return {"python": platform.python_version(), **package_versions()}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between the recorded run and this one (for refusing a resume)."""
+    diffs = []
+    for key in ("env_id", "algo", "seed", "budget", "eval_every", "eval_episodes"):
+        if recorded.get(key) != now[key]:
+            diffs.append(f"{key}: recorded {recorded.get(key)!r}, now {now[key]!r}")
+    old, new = recorded.get("hyperparams", {}), now["hyperparams"]
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            diffs.append(
+                f"hyperparameter {key!r}: recorded {old.get(key, '<unset>')!r}, "
+                f"now {new.get(key, '<unset>')!r}"
+            )
+    return diffs
+
+
+def _run_callback(run: Run) -> Any:
+    """The SB3 callback that hands rollout boundaries and steps to ``run``."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class RunCallback(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.last_report = 0.0
+
+        def _on_training_start(self) -> None:
+            run.on_training_start(self.model)
+
+        def _on_rollout_start(self) -> None:  # after the previous update: a rollout boundary
+            run.at_boundary(self.model)
+
+        def _on_step(self) -> bool:
+            if self.n_calls % 64 == 0 and time.perf_counter() - self.last_report > 1.0:
+                self.last_report = time.perf_counter()
+                run.report(self.model.num_timesteps)
+            return True
+
+    return RunCallback()
+
+
+class Run:
+    """The state of one SB3 run while it trains (see :func:`~.train.train`); subclassed by
+    :class:`~.native_run.NativeRun` for the suite's own algorithms."""
+
+    def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None):
+        self.config = config
+        self.on_progress = on_progress
+        self.algo = get_algorithm(config.algo)
+        self.card = card_for(config.env_id, self.algo)
+        self.params = load_hyperparams(self.algo, self.card.id, config.hyperparams)
+        self.budget = int(config.budget or self.params.entry.n_timesteps)
+        if self.budget < 1:
+            raise TrainError(f"--budget must be a positive number of steps, got {self.budget}")
+        self.train_seeds = training_seeds(self.card, config.seed, self.params.entry.n_envs)
+        self.dir = run_dir_for(config.out, self.card, self.algo, config.seed)
+        self.eval_every = max(1, config.eval_every or self.budget // 20)
+        self.checkpoint_every = max(1, config.checkpoint_every or self.eval_every)
+        self.next_eval = 0
+        self.next_checkpoint = self.checkpoint_every
+        self.wall_before = 0.0
+        self.segment_start = time.perf_counter()
+        self.last_eval: dict[str, Any] | None = None
+        self.restored_noise: Any = None
+        self.pending_rng: dict[str, Any] | None = None
+        self.record: dict[str, Any] = {}
+        self.start_step = 0
+
+    # -- the run record ---------------------------------------------------------------------
+
+    def new_record(self) -> dict[str, Any]:
+        return {
+            "schema_version": RUN_SCHEMA_VERSION,
+            "env_id": self.card.id,
+            "algo": self.algo.name,
+            "algo_class": f"{self.algo.package}.{self.algo.class_name}",
+            "seed": self.config.seed,
+            "train_seeds": self.train_seeds,
+            "budget": self.budget,
+            "hyperparams": self.params.as_dict(),
+            "hyperparams_file": str(self.params.path) if self.params.path else None,
+            "hyperparams_sha256": self.params.sha256,
+            "eval_every": self.eval_every,
+            "eval_episodes": self.config.eval_episodes,
+            "curve_seeds": curves.curve_seeds(self.config.eval_episodes),
+            "checkpoint_every": self.checkpoint_every,
+            "device": self.config.device,
+            "vector_backend": self.vector_backend(),
+            "status": "running",
+            "steps": 0,
+            "wall_time_s": 0.0,
+            "started": _now(),
+            "finished": None,
+            "resumes": [],
+            "resume_exact": True,
+            "versions": versions(),
+            "command": sys.argv,
+            "files": [],
+        }
+
+    def vector_backend(self) -> str:
+        if self.algo.league:
+            return "league"
+        if self.algo.shared:  # one slot per learning agent (shared_ppo.py)
+            batched = self.card.batched_entry_point and not self.params.entry.partners
+            return "batched" if batched else "pettingzoo-parallel"
+        return "vector_entry_point" if self.card.vector_entry_point else "sync"
+
+    def save_record(self, **update: Any) -> None:
+        self.record.update(update)
+        write_json(self.dir / RUN_FILE, self.record)
+
+    def wall(self) -> float:
+        return self.wall_before + time.perf_counter() - self.segment_start
+
+    # -- starting and resuming --------------------------------------------------------------
+
+    def start(self) -> Any:
+        """The model to train: new, or restored from the newest checkpoint (``resume``)."""
+        record_file = self.dir / RUN_FILE
+        fresh = self.new_record()
+        if not self.config.resume:
+            if record_file.exists():
+                raise TrainError(
+                    f"{self.dir} already holds a run; pass --resume to continue it, or choose "
+                    "another --out or --seed"
+                )
+            model = self.new_model()  # refused hyperparameters leave no folder behind
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.record = fresh
+            return model
+        if not record_file.is_file():
+            raise TrainError(f"nothing to resume: no {RUN_FILE} in {self.dir}")
+        self.record = json.loads(record_file.read_text(encoding="utf-8"))
+        diffs = _differences(self.record, fresh)
+        if diffs:
+            raise TrainError(
+                f"--resume refused: the run in {self.dir} was made with other settings: "
+                + "; ".join(diffs)
+            )
+        if self.record.get("status") == "finished":
+            raise TrainError(f"the run in {self.dir} has finished already; nothing to resume")
+        self.record["versions_now"] = fresh["versions"]
+        checkpoint = checkpoints.latest_checkpoint(self.dir)
+        if checkpoint is None:  # interrupted before its first checkpoint: start again
+            (self.dir / curves.CURVE_FILE).unlink(missing_ok=True)
+            self.record.update(resumes=[*self.record["resumes"], {"at": _now(), "step": 0}])
+            return self.new_model()
+        model, state = self.restore(checkpoint)
+        self.next_eval, self.next_checkpoint = state["next_eval"], state["next_checkpoint"]
+        self.wall_before = float(state["wall_time_s"])
+        curves.truncate_curve(self.dir / curves.CURVE_FILE, state["step"])
+        self.record["resumes"] = [
+            *self.record["resumes"],
+            {"at": _now(), "step": state["step"], "env_restored": state["env_pickled"]},
+        ]
+        self.record["resume_exact"] = self.record["resume_exact"] and state["env_pickled"]
+        return model
+
+    def restore(self, checkpoint: Path) -> tuple[Any, dict[str, Any]]:
+        """The model and trainer state saved in ``checkpoint``."""
+        model, state, self.pending_rng = checkpoints.restore_checkpoint(
+            checkpoint,
+            self.algo.load_class(),
+            lambda: make_training_env(self.card, self.params, self.algo, self.config.seed),
+            self.config.device,
+        )
+        self.restored_noise = copy.deepcopy(getattr(model, "action_noise", None))
+        return model, state
+
+    def new_model(self) -> Any:
+        env = make_training_env(self.card, self.params, self.algo, self.config.seed)
+        check_action_space(self.algo, self.card.id, env.action_space)
+        if not isinstance(env.observation_space, gym.spaces.Box | gym.spaces.Discrete):
+            env.close()
+            raise TrainError(
+                f"{self.card.id}'s observation space {env.observation_space} cannot be exported "
+                "to the suite's ONNX convention (Box or Discrete observations only, for now)"
+            )
+        try:
+            return self.algo.load_class()(
+                self.params.entry.policy,
+                env,
+                seed=self.config.seed,
+                device=self.config.device,
+                verbose=0,
+                **sb3_kwargs(self.params, env.action_space),
+            )
+        except (TypeError, ValueError, AssertionError) as exc:
+            env.close()
+            raise TrainError(
+                f"{self.algo.class_name} refused the hyperparameters for {self.card.id} "
+                f"({self.params.path}): {exc}"
+            ) from None
+
+    # -- during training --------------------------------------------------------------------
+
+    def on_training_start(self, model: Any) -> None:
+        if self.restored_noise is not None:  # learn() resets the noise; keep the saved one
+            model.action_noise = self.restored_noise
+
+    def at_boundary(self, model: Any) -> None:
+        if self.pending_rng is not None:
+            # the first boundary after a restore: undo what learn() drew on the way here
+            # (gSDE's new noise matrices), so the run goes on exactly as it would have
+            checkpoints.set_rng_states(model, self.pending_rng)
+            self.pending_rng = None
+        step = int(model.num_timesteps)
+        if step >= self.next_eval:
+            self.evaluate(model)
+            self.next_eval = (step // self.eval_every + 1) * self.eval_every
+        if step >= self.next_checkpoint:
+            self.next_checkpoint = (step // self.checkpoint_every + 1) * self.checkpoint_every
+            self.checkpoint(model)
+        self.report(step)
+
+    def evaluate(self, model: Any) -> None:
+        row = self.evaluator(model, self.wall())
+        curves.append_row(self.dir / curves.CURVE_FILE, row)
+        self.last_eval = row
+
+    def checkpoint(self, model: Any) -> None:
+        state = {
+            "next_eval": self.next_eval,
+            "next_checkpoint": self.next_checkpoint,
+            "wall_time_s": self.wall(),
+        }
+        self.save_checkpoint(model, state)
+        self.save_record(steps=int(model.num_timesteps), wall_time_s=round(self.wall(), 3))
+
+    def save_checkpoint(self, model: Any, state: dict[str, Any]) -> None:
+        checkpoints.save_checkpoint(self.dir, model, state)
+
+    def report(self, step: int) -> None:
+        if self.on_progress is None:
+            return
+        elapsed = time.perf_counter() - self.segment_start
+        done = step - self.start_step
+        self.on_progress(
+            TrainProgress(
+                step,
+                self.budget,
+                done / elapsed if elapsed > 0 else 0.0,
+                self.wall(),
+                self.last_eval,
+            )
+        )
+
+    # -- the whole run ------------------------------------------------------------------------
+
+    def run(self, callbacks: Sequence[Any]) -> TrainReport:
+        import torch
+
+        torch.set_num_threads(self.config.threads)
+        model = self.start()
+        self.start_step = int(model.num_timesteps)
+        self.segment_start = time.perf_counter()
+        self.evaluator = curves.CurveEvaluator(
+            self.card.id,
+            self.config.eval_episodes,
+            masked=self.algo.masked,
+            wrappers=self.params.entry.env_wrappers,
+        )
+        self.save_record(status="running")
+        if self.algo.league:
+            from rlbench_suite.baselines.league import league_callback
+
+            settings = self.params.entry.league
+            league = model.get_env().league
+            callbacks = [league_callback(self.dir, league, settings.snapshot_every), *callbacks]
+        try:
+            self.learn(model, callbacks)
+            if self.last_eval is None or self.last_eval["step"] < model.num_timesteps:
+                self.evaluate(model)
+            self.save_record(steps=int(model.num_timesteps), wall_time_s=round(self.wall(), 3))
+            self.report(int(model.num_timesteps))
+            self.finish(model)
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt | SystemExit) else "failed"
+            self.save_record(
+                status=status,
+                wall_time_s=round(self.wall(), 3),
+                error=None if status == "interrupted" else repr(exc),
+            )
+            raise
+        finally:
+            self.evaluator.close()
+            model.get_env().close()
+        return TrainReport(self.dir, self.record, model)
+
+    def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
+        """Train ``model`` to the budget, calling :meth:`at_boundary` between rollouts."""
+        model.learn(
+            total_timesteps=self.budget - self.start_step,
+            reset_num_timesteps=self.start_step == 0,
+            callback=[_run_callback(self), *callbacks],
+        )
+
+    def save_model(self, model: Any, onnx_path: Path) -> list[str]:
+        """The final model in the algorithm's own format and as ONNX; the files written."""
+        from rlbench_suite.policies.onnx import export_sb3_to_onnx
+
+        model.save(self.dir / "model.zip")
+        normalizer = model.get_vec_normalize_env()
+        if normalizer is not None:
+            normalizer.save(str(self.dir / "vecnormalize.pkl"))
+        norm_obs = normalizer is not None and normalizer.norm_obs
+        export_sb3_to_onnx(model, onnx_path, obs_normalization=normalizer if norm_obs else None)
+        return ["model.zip"] + (["vecnormalize.pkl"] if normalizer is not None else [])
+
+    def finish(self, model: Any) -> None:
+        """The model, policy.onnx (+ sidecar), the harness's result.json; run.json finished."""
+        from rlbench_suite.evaluation import default_protocol, evaluate
+        from rlbench_suite.policies.core import PolicyMetadata, write_metadata
+
+        onnx_path = self.dir / "policy.onnx"
+        model_files = self.save_model(model, onnx_path)
+        steps = int(model.num_timesteps)
+        meta = PolicyMetadata(
+            name=f"{self.algo.name}-{self.card.name}-seed-{self.config.seed}",
+            algo=self.algo.name if self.algo.native else self.algo.class_name,
+            env_id=self.card.id,
+            train_seeds=self.train_seeds,
+            tuning_seeds=self.params.entry.source.tuning_seeds or [],
+            training_budget_steps=steps,
+            wrappers=list(self.params.entry.env_wrappers),
+            extra={
+                "run": "run.json",
+                "hyperparams_sha256": self.params.sha256,
+                "curve_seeds": self.record["curve_seeds"],
+            },
+        )
+        write_metadata(onnx_path, meta)
+        for model_file in model_files:  # sb3:model.zip evaluates as trained, too
+            if model_file.endswith(".zip"):
+                write_metadata(self.dir / model_file, meta)
+        self.save_record(wall_time_s=round(self.wall(), 3))
+        protocol = default_protocol(self.card, episodes=self.config.final_episodes)
+        result = evaluate(
+            self.card,
+            f"onnx:{onnx_path}",
+            protocol,
+            workers=self.config.workers,
+            out=self.dir / "result.json",
+        )
+        files = ["run.json", curves.CURVE_FILE, *model_files, "policy.onnx",
+                 "policy.onnx.meta.json", "result.json"]  # fmt: skip
+        if self.algo.league:  # league.json and the kept snapshots (league.py)
+            files.append("league/")
+        self.save_record(
+            status="finished",
+            finished=_now(),
+            steps=steps,
+            wall_time_s=round(self.wall(), 3),
+            final_score=_score_summary(result),
+            files=files,
+        )
+
+
+def _score_summary(result: Any) -> dict[str, Any]:
+    """The final evaluation's headline numbers (the full Result is result.json)."""
+    data = result.model_dump(mode="json")
+    return {
+        "protocol_hash": data["protocol_hash"],
+        "episodes": len(data["returns"]),
+        "aggregates": {k: v["point"] for k, v in data["aggregates"].items()},
+        "normalized_score": (data["normalized_score"] or {}).get("point"),
+    }

@@ -1,0 +1,119 @@
+"""What a training run trains on: the card, its vector env (SB3's adapter, VecNormalize,
+parameter sharing or a league where the algorithm asks), and the checked training seeds."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gymnasium as gym
+
+from rlbench_suite import EnvCard, UnknownEnvError, get_card
+from rlbench_suite.baselines.algorithms import Algorithm
+from rlbench_suite.baselines.hyperparams import (
+    Hyperparams,
+    HyperparamsError,
+    hyperparams_file,
+    read_file,
+)
+from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.wrappers import apply_wrappers
+
+
+class TrainError(ValueError):
+    """A run that cannot start or resume (the message says why and what to do)."""
+
+
+class SeedOverlapError(TrainError):
+    """A run whose seeds overlap the card's evaluation seeds."""
+
+
+def card_for(env_id: str, algo: Algorithm) -> EnvCard:
+    """The card of ``env_id``; an unknown id's error lists the ids ``algo`` has entries for."""
+    try:
+        return get_card(env_id)
+    except UnknownEnvError as exc:
+        try:
+            known = ", ".join(read_file(hyperparams_file(algo))) or "none"
+        except HyperparamsError:
+            known = "none"
+        raise UnknownEnvError(f"{exc} Ids with {algo.name} hyperparameters: {known}") from None
+
+
+def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
+    """The reset seeds a run uses (``seed .. seed + n_envs - 1``, SB3's convention), checked.
+
+    Refused: any of them among the card's evaluation seeds (the error names them), and a
+    ``seed`` outside :data:`~rlbench_suite.core.seeds.TRAINING_SEEDS`.
+    """
+    used = list(range(seed, seed + n_envs))
+    overlap = sorted(set(used) & set(card.evaluation.seeds))
+    if overlap:
+        shown = ", ".join(map(str, overlap[:10])) + (" ..." if len(overlap) > 10 else "")
+        raise SeedOverlapError(
+            f"training seeds {used[0]}..{used[-1]} (--seed {seed}, {n_envs} envs) overlap "
+            f"{card.id}'s evaluation seeds {card.evaluation.first_seed}.."
+            f"{card.evaluation.seeds[-1]} in {len(overlap)} seed(s): {shown}; "
+            f"pick --seed in {TRAINING_SEEDS.start}..{TRAINING_SEEDS.stop - n_envs}"
+        )
+    if used[0] not in TRAINING_SEEDS or used[-1] not in TRAINING_SEEDS:
+        raise TrainError(
+            f"--seed {seed} with {n_envs} envs uses seeds {used[0]}..{used[-1]}, outside the "
+            f"training seeds {TRAINING_SEEDS.start}..{TRAINING_SEEDS.stop - 1} "
+            "(rlbench_suite.core.seeds)"
+        )
+    return used
+
+
+def make_vector_env(card: EnvCard, n: int, stack: Any = ()) -> gym.vector.VectorEnv:
+    """``n`` envs of ``card`` in SAME_STEP autoreset: its native vector backend where it has
+    one, else ``n`` copies with the standard wrappers in one process (``SyncVectorEnv``);
+    ``stack``: the suite's wrappers to train through, on each copy (never the native backend)."""
+    from gymnasium.vector import AutoresetMode
+
+    same_step = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
+        return gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
+    wrappers = [functools.partial(apply_wrappers, stack=list(stack))] if stack else None
+    return gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
+                        wrappers=wrappers)  # fmt: skip
+
+
+def make_training_env(
+    card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0
+) -> Any:
+    """The SB3 VecEnv to train on: :func:`make_vector_env` behind SB3's adapter; VecNormalize
+    if asked. Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
+    (shared_ppo.py); a league (``algo.league``): ``n_envs`` views whose opponents are drawn
+    from the league, which the VecEnv carries as ``.league`` (league.py)."""
+    from gymnasium.vector import AutoresetMode
+
+    from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
+
+    n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
+    league = None
+    if algo is not None and algo.shared:
+        from rlbench_suite.baselines.shared_ppo import shared_vector_env
+
+        venv = shared_vector_env(card, n, params.entry.partners, **same_step)
+    elif algo is not None and algo.league:
+        from rlbench_suite.baselines.league import league_vector_env, make_league
+
+        if params.entry.league is None:
+            raise TrainError(f"--algo league needs a 'league:' entry for {card.id}")
+        league = make_league(card, params.entry.league, seed)
+        venv = league_vector_env(card, n, league, **same_step)
+    else:
+        venv = make_vector_env(card, n, params.entry.env_wrappers)
+    env: Any = VectorEnvToSB3(venv)
+    if league is not None:
+        env.league = league
+    normalize = params.entry.normalize
+    if normalize:
+        from stable_baselines3.common.vec_env import VecNormalize
+
+        options = {} if normalize is True else dict(normalize)
+        if "gamma" in params.algo_kwargs:
+            options.setdefault("gamma", params.algo_kwargs["gamma"])
+        env = VecNormalize(env, **options)
+    return env
