@@ -103,6 +103,12 @@ def seeds_below_random(card: EnvCard, runs: list[SeedRun]) -> list[int]:
     return [r.seed for r, m in zip(runs, seed_means(card, runs), strict=True) if not m > floor]
 
 
+def beats_random(card: EnvCard, baseline: TrainedBaseline) -> bool:
+    """Whether a trained baseline (its IQM over seeds) beats the card's random reference."""
+    random = card.reference.random
+    return random is None or baseline.value.point > random.value
+
+
 def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBaseline:
     """The card's trained baseline from its committed seeds."""
     means = seed_means(card, runs)
