@@ -181,3 +181,51 @@ def test_two_concurrent_downloaders_end_with_one_correct_file(published, tmp_pat
         assert not list(dataset_folder(card, cache).rglob("*.part"))
     finally:
         slow.stop()
+
+
+def test_local_folder_and_file_url_remotes(published, tmp_path):
+    card, mirror = published
+    for remote, cache in ((str(mirror), tmp_path / "a"), (mirror.as_uri(), tmp_path / "b")):
+        download(card, cache, [remote])
+        assert verify(card, cache) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_publish_to_and_download_from_s3_on_a_local_moto_server(published, tmp_path,
+                                                                monkeypatch):  # fmt: skip
+    pytest.importorskip("s3fs")
+    moto_server = pytest.importorskip("moto.server")
+    card, _ = published
+    port = _free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    try:
+        for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                           ("AWS_DEFAULT_REGION", "us-east-1"),
+                           ("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")):  # fmt: skip
+            monkeypatch.setenv(key, value)
+        import s3fs
+
+        s3fs.S3FileSystem.clear_instance_cache()
+        s3fs.S3FileSystem().mkdir("mirror-bucket")
+        source = published_cache(published, tmp_path)
+        urls = publish(card, "s3://mirror-bucket/datasets", source)
+        assert urls[0] == f"s3://mirror-bucket/datasets/{card.id}/{DATA_FILE}"
+        cache = tmp_path / "from-s3"
+        download(card, cache, ["s3://mirror-bucket/missing", "s3://mirror-bucket/datasets"])
+        assert verify(card, cache) == []
+    finally:
+        server.stop()
+
+
+def published_cache(published, tmp_path: Path) -> Path:
+    """A cache holding the published dataset (downloaded from its mirror folder)."""
+    card, mirror = published
+    cache = tmp_path / "source-cache"
+    download(card, cache, [str(mirror)])
+    return cache
