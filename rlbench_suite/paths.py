@@ -31,3 +31,9 @@ def results_dir() -> Path:
 def runs_dir() -> Path:
     """Default folder of training runs: ``<data dir>/runs``."""
     return data_dir() / "runs"
+
+
+def datasets_dir() -> Path:
+    """The dataset cache: ``<data dir>/datasets`` (a Minari data path: ``MINARI_DATASETS_PATH``
+    set to it lets ``minari.load_dataset`` read the suite's datasets)."""
+    return data_dir() / "datasets"

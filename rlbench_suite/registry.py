@@ -31,6 +31,7 @@ from rlbench_suite.core.catalog import (
     get_card,
     renamed_message,
 )
+from rlbench_suite.core.dataset_cards import dataset_cards, dataset_catalog_errors
 from rlbench_suite.core.protocol import canonical_hash
 from rlbench_suite.core.wrapper_names import WRAPPERS, wrapper_entry_point
 from rlbench_suite.wrappers.base import apply_wrappers
@@ -38,6 +39,7 @@ from rlbench_suite.wrappers.stats import set_reference_lookup
 
 MultiAgentApi = Literal["parallel", "aec"]
 AGENT_VIEW_ENTRY_POINT = "rlbench_suite.registry:make_agent_view"
+OFFLINE_ENTRY_POINT = "rlbench_suite.datasets.offline:make_offline_env"
 WRAPPED_ENTRY_POINT = "rlbench_suite.registry:make_wrapped"
 WRAPPED_VECTOR_ENTRY_POINT = "rlbench_suite.registry:make_wrapped_vector"
 STATISTICS_WRAPPER = "rlbench/EpisodeStatistics-v0"
@@ -199,7 +201,11 @@ def register_all() -> int:
     for card in catalog.values():
         register_card(card)
     _register_renamed()
-    for error in catalog_errors():
+    for dataset in dataset_cards().values():  # offline ids: the online env plus its dataset
+        gym.register(id=dataset.id, entry_point=OFFLINE_ENTRY_POINT,
+                     kwargs={"dataset_id": dataset.id},
+                     order_enforce=False, disable_env_checker=True)  # the inner env has them
+    for error in (*catalog_errors(), *dataset_catalog_errors()):
         warnings.warn(str(error), CatalogWarning, stacklevel=2)
     return len(catalog)
 

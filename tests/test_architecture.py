@@ -155,8 +155,8 @@ def test_core_imports_nothing_of_the_suite_outside_core():
 
 
 # Requirements that no result depends on: the command line, card editing, remotes.
-NOT_IN_RESULTS = {"typer", "rich", "tomlkit", "platformdirs", "fsspec", "pyyaml", "optuna",
-                  "cloudpickle"}  # fmt: skip
+NOT_IN_RESULTS = {"typer", "rich", "tomlkit", "platformdirs", "fsspec", "filelock", "s3fs",
+                  "pyyaml", "optuna", "cloudpickle"}  # fmt: skip
 RESULT_EXTRAS = ("classic", "robotics", "multiagent", "text", "baselines", "datasets",
                  "distributed")  # fmt: skip
 SIMULATORS_VIA_GYMNASIUM = ("mujoco", "box2d")  # gymnasium's own extras

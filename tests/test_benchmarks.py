@@ -71,6 +71,8 @@ def test_json_rows(quick_run):
         "training_throughput",
         "time_to_solve_cartpole",
         "time_to_solve_quadhover",
+        "dataset_write",
+        "dataset_sample",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:

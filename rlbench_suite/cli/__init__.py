@@ -4,6 +4,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     analysis_commands,
     catalog_commands,
     curves_command,
+    datasets_commands,
     doctor_command,
     eval_commands,
     text_figures_command,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -29,7 +30,7 @@ from rlbench_suite.core.scoring import (
     normalized_score,
     references_separated,
 )
-from rlbench_suite.core.seeds import EVALUATION_FIRST_SEED
+from rlbench_suite.core.seeds import DATASET_SEEDS, EVALUATION_FIRST_SEED
 from rlbench_suite.core.wrapper_names import WRAPPERS
 from rlbench_suite.resources import content_dir
 
@@ -50,6 +51,9 @@ EXTRAS = (
 SUITE_NAMESPACE = "rlbench"
 ENV_ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*/[A-Za-z][A-Za-z0-9_.-]*-v\d+$"
 ENTRY_POINT_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+CardModel = TypeVar("CardModel", bound=BaseModel)
 
 
 class CardError(ValueError):
@@ -136,7 +140,7 @@ class EvalDefaults(_Model):
     """
 
     episodes: int = Field(50, gt=0)
-    first_seed: int = Field(EVALUATION_FIRST_SEED, ge=EVALUATION_FIRST_SEED)
+    first_seed: int = Field(EVALUATION_FIRST_SEED, ge=EVALUATION_FIRST_SEED, lt=DATASET_SEEDS.start)
     deterministic: bool = True
 
     @property
@@ -158,7 +162,38 @@ class WrapperRef(_Model):
         return name
 
 
-class EnvCard(_Model):
+class Normalized:
+    """The normalized score of a card with ``reference.random`` and ``reference.expert``
+    (environment and dataset cards): the one normalization of :mod:`core.scoring`."""
+
+    reference: Any
+
+    def reference_values(self) -> tuple[float, float] | None:
+        """``(random, expert)`` reference values, or None: the card has a normalized score
+        only when both exist and the expert beats random by the margin of
+        :func:`~rlbench_suite.core.scoring.references_separated`."""
+        return None if self.normalization_problem() else (
+            self.reference.random.value, self.reference.expert.value
+        )  # fmt: skip
+
+    def normalization_problem(self) -> str | None:
+        """Why the card has no normalized score (None if it has one)."""
+        random, expert = self.reference.random, self.reference.expert
+        if random is None or expert is None:
+            missing = " and ".join(k for k, v in (("random", random), ("expert", expert)) if not v)
+            return f"no {missing} reference"
+        return references_separated(
+            random.value, random.standard_error, expert.value, expert.standard_error
+        )
+
+    def normalized_score(self, value: Any) -> Any:
+        """``value`` (a number or an array) on the 0 (random) to 100 (expert) scale; NaN
+        without both references."""
+        references = self.reference_values()
+        return math.nan if references is None else normalized_score(value, *references)
+
+
+class EnvCard(_Model, Normalized):
     """Everything the suite knows about one environment id."""
 
     id: str = Field(
@@ -235,42 +270,25 @@ class EnvCard(_Model):
     def is_multiagent(self) -> bool:
         return self.api != "gymnasium"
 
-    def reference_values(self) -> tuple[float, float] | None:
-        """``(random, expert)`` reference values, or None: the card has a normalized score
-        only when both exist and the expert beats random by the margin of
-        :func:`~rlbench_suite.core.scoring.references_separated`."""
-        return None if self.normalization_problem() else (
-            self.reference.random.value, self.reference.expert.value  # type: ignore[union-attr]
-        )  # fmt: skip
 
-    def normalization_problem(self) -> str | None:
-        """Why the card has no normalized score (None if it has one)."""
-        random, expert = self.reference.random, self.reference.expert
-        if random is None or expert is None:
-            missing = " and ".join(k for k, v in (("random", random), ("expert", expert)) if not v)
-            return f"no {missing} reference"
-        return references_separated(
-            random.value, random.standard_error, expert.value, expert.standard_error
-        )
-
-    def normalized_score(self, value: float) -> float:
-        """``value`` on the 0 (random) to 100 (expert) scale; NaN without both references."""
-        references = self.reference_values()
-        return math.nan if references is None else normalized_score(value, *references)
-
-
-def _format_validation_error(path: Path, error: ValidationError) -> str:
-    lines = [f"{path}: invalid environment card"]
+def format_validation_error(
+    path: Path, error: ValidationError, model: type[BaseModel] | None = None,
+    what: str = "environment card",
+) -> str:
+    """``error`` as lines naming ``path``, each field and what is accepted there."""
+    model = model or EnvCard
+    lines = [f"{path}: invalid {what}"]
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "(card)"
         message = item["msg"]
         if item["type"] == "extra_forbidden":
-            owner = _model_at(item["loc"][:-1])
+            owner = _model_at(item["loc"][:-1], model)
             message += f"; accepted fields here: {', '.join(owner.model_fields)}"
             if len(item["loc"]) > 1:
                 message += " (in TOML, keys written after a [table] header belong to that table)"
-        elif item["type"] == "string_pattern_mismatch":
-            info = EnvCard.model_fields.get(str(item["loc"][0]))
+        elif item["type"] in ("string_pattern_mismatch", "greater_than_equal", "less_than"):
+            owner = _model_at(item["loc"][:-1], model)
+            info = owner.model_fields.get(str(item["loc"][-1]))
             if info is not None and info.description:
                 message += f"; accepted: {info.description}"
         elif item["type"] == "missing":
@@ -283,9 +301,8 @@ def _format_validation_error(path: Path, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
+def _model_at(loc: tuple[Any, ...], model: type[BaseModel]) -> type[BaseModel]:
     """The (nested) card model that the path ``loc`` points into."""
-    model: type[BaseModel] = EnvCard
     for part in loc:
         field = model.model_fields.get(str(part)) if isinstance(part, str) else None
         if field is None:
@@ -297,19 +314,30 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
     return model
 
 
-def load_card(path: str | Path) -> EnvCard:
-    """Parse and validate one card file, raising :class:`CardError` on any problem."""
-    path = Path(path)
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML table in ``path``; a :class:`CardError` naming the file if it is unreadable."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise CardError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CardError(f"{path}: cannot read the card ({type(exc).__name__}: {exc})") from None
+
+
+def load_card(path: str | Path) -> EnvCard:
+    """Parse and validate one card file, raising :class:`CardError` on any problem."""
+    return load_model(path, EnvCard, "environment card")
+
+
+def load_model(path: str | Path, model: type[CardModel], what: str) -> CardModel:
+    """Parse the TOML file ``path`` as a ``model`` (a card schema); a :class:`CardError`
+    naming the file, the field and what is accepted, calling it a ``what``."""
+    path = Path(path)
+    data = read_toml(path)
     try:
-        return EnvCard.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise CardError(_format_validation_error(path, exc)) from None
+        raise CardError(format_validation_error(path, exc, model, what)) from None
 
 
 def card_files(root: Path | None = None) -> list[Path]:
@@ -319,18 +347,19 @@ def card_files(root: Path | None = None) -> list[Path]:
 
 
 def load_cards_with_paths(
-    root: Path | None = None, errors: list[CardError] | None = None
-) -> tuple[dict[str, EnvCard], dict[str, Path]]:
-    """Load every card under ``root``: ``(id -> card, id -> file)``.
+    root: Path | None = None, errors: list[CardError] | None = None,
+    load: Callable[[Path], Any] = load_card,
+) -> tuple[dict[str, Any], dict[str, Path]]:  # fmt: skip
+    """Load every card under ``root`` with ``load``: ``(id -> card, id -> file)``.
 
     A malformed card or a duplicate id raises :class:`CardError`, unless ``errors`` is a
     list: then the error is appended to it and the card left out.
     """
-    loaded: dict[str, EnvCard] = {}
+    loaded: dict[str, Any] = {}
     origin: dict[str, Path] = {}
     for path in card_files(root):
         try:
-            card = load_card(path)
+            card = load(path)
             if card.id in loaded:
                 raise CardError(f"{path}: id {card.id!r} is already defined in {origin[card.id]}")
         except CardError as exc:

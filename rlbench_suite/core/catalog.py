@@ -149,14 +149,19 @@ def get_card(
     if key in RENAMED:
         raise RenamedEnvError(renamed_message(key))
     candidates = [c.id for c in catalog.values() if suggest is None or suggest(c)]
-    close = closest_ids(key, candidates)
+    raise UnknownEnvError(unknown_id_message(
+        kind, env_id, candidates, catalog_errors(), "rlbench list"))  # fmt: skip
+
+
+def unknown_id_message(
+    kind: str, given: str, known: list[str], broken: tuple[CardError, ...], command: str
+) -> str:
+    """Why ``given`` is refused: the closest of the ``known`` ids, the command that lists
+    them, and the first card that failed to load (it may be the one meant)."""
+    close = closest_ids(normalize_id(given), known)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    broken = catalog_errors()
     note = f" {len(broken)} card(s) failed to load: {broken[0]}" if broken else ""
-    raise UnknownEnvError(
-        f"unknown {kind} id {env_id!r}.{hint} Run `rlbench list` to see all "
-        f"{len(candidates)} ids.{note}"
-    )
+    return f"unknown {kind} id {given!r}.{hint} Run `{command}` to see all {len(known)} ids.{note}"
 
 
 def select_cards(

@@ -9,7 +9,12 @@ range                   used for                     who uses it
 ``REFERENCE_SEEDS``     reference-score episodes     ``rlbench refscores``
 ``TUNING_SEEDS``        hyperparameter tuning runs   ``rlbench tune``
 ``EVALUATION_SEEDS``    evaluation episodes          the cards' protocols
+``DATASET_SEEDS``       offline-dataset episodes     ``rlbench datasets build``
 ======================  ===========================  ===============================
+
+Dataset seeds lie above every evaluation seed a card can reach (a dataset never holds an
+episode that an evaluation replays), and below ``2**31`` (environments that keep seeds in
+32-bit integers accept them).
 
 Evaluation seeds start at :data:`EVALUATION_FIRST_SEED` (each card may move its own first
 seed higher); a run that trains or tunes on any of a card's evaluation seeds is refused.
@@ -25,6 +30,8 @@ TRAINING_SEEDS = range(0, 10_000)
 REFERENCE_SEEDS = range(10_000, 100_000)
 TUNING_SEEDS = range(100_000, 1_000_000)
 EVALUATION_FIRST_SEED = 1_000_000
+DATASET_SEEDS = range(1_000_000_000, 2_000_000_000)
+EVALUATION_SEEDS = range(EVALUATION_FIRST_SEED, DATASET_SEEDS.start)
 
 REFERENCE_FIRST_SEED = REFERENCE_SEEDS.start
 """The first seed of a reference-score measurement (seeds 10000, 10001, ...)."""

@@ -1,0 +1,312 @@
+"""``rlbench datasets list | info | build | verify | delete | download | publish | serve``:
+offline datasets, thin over :mod:`rlbench_suite.datasets`."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from rlbench_suite.cli.common import app, console, errors, fail, number, print_table
+from rlbench_suite.core.dataset_cards import (
+    DatasetCard,
+    UnknownDatasetError,
+    dataset_card_paths,
+    dataset_cards,
+    dataset_catalog_errors,
+    get_dataset_card,
+)
+
+datasets_app = typer.Typer(
+    help="Offline datasets: list, inspect, build, download, verify, publish and serve them.",
+    no_args_is_help=True,
+)
+app.add_typer(datasets_app, name="datasets")
+
+CacheOption = Annotated[
+    Path | None,
+    typer.Option("--cache", help="The cache folder (default: RLBENCH_DATA_DIR/datasets)."),
+]
+
+
+def _card(dataset_id: str) -> DatasetCard:
+    try:
+        return get_dataset_card(dataset_id)
+    except UnknownDatasetError as exc:
+        raise fail(exc) from None
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000  # type: ignore[assignment]
+    return str(n)
+
+
+@datasets_app.command("list")
+def list_datasets(cache: CacheOption = None) -> None:
+    """Table of the dataset cards: id, env, kind, episodes, steps, size, cached or not."""
+    from rlbench_suite.datasets.cache import is_cached
+
+    for error in dataset_catalog_errors():
+        errors.print(f"[red]dataset card not loaded:[/red] {error}", soft_wrap=True)
+    rows = [
+        (c.id, c.env_id, c.kind, number(c.episodes), number(c.steps),
+         _size(sum(f.size for f in c.files) if c.files else None),
+         number(c.normalized_score(c.mean_return)) if c.mean_return is not None else "-",
+         "yes" if is_cached(c, cache) else "no")
+        for c in sorted(dataset_cards().values(), key=lambda c: c.id)
+    ]  # fmt: skip
+    print_table(f"rlbench-suite datasets ({len(rows)})",
+                ["id", "env", "kind", "episodes", "steps", "size", "normalized", "cached"], rows,
+                optional=("env",))  # fmt: skip
+
+
+@datasets_app.command("info")
+def info(dataset_id: str, cache: CacheOption = None) -> None:
+    """Everything the card says, and where the dataset is in the cache."""
+    from rlbench_suite.datasets.cache import dataset_folder, is_cached
+
+    card = _card(dataset_id)
+    console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
+    console.print(card.description, soft_wrap=True)
+    console.print(f"card: {dataset_card_paths().get(card.id)}", soft_wrap=True, highlight=False)
+    for p in card.source.policies:
+        console.print(f"source: {p.episodes} episodes of {p.policy}"
+                      + (f" with epsilon {p.epsilon:g} random actions" if p.epsilon else ""),
+                      soft_wrap=True, highlight=False)  # fmt: skip
+    console.print(f"build: {card.build.command} (first seed {card.build.seed})", soft_wrap=True,
+                  highlight=False)  # fmt: skip
+    normalized = None if card.mean_return is None else card.normalized_score(card.mean_return)
+    console.print(f"episodes {number(card.episodes)}, steps {number(card.steps)}, mean return "
+                  f"{number(card.mean_return)} (normalized {number(normalized)})",
+                  highlight=False)  # fmt: skip
+    for kind in ("random", "expert"):
+        ref = getattr(card.reference, kind)
+        console.print(f"{kind} return: {number(ref.value)} ({ref.policy}, {ref.episodes} episodes)",
+                      soft_wrap=True, highlight=False)  # fmt: skip
+    console.print(f"content sha256: {card.content_sha256 or '- (not built)'}", highlight=False)
+    for f in card.files:
+        console.print(f"file {f.path}: {_size(f.size)} sha256 {f.sha256}", highlight=False)
+    console.print(f"remotes: {', '.join(card.remotes) or 'none'}", soft_wrap=True, highlight=False)
+    where = dataset_folder(card, cache)
+    console.print(f"cache: {where} ({'cached' if is_cached(card, cache) else 'not cached'})",
+                  soft_wrap=True, highlight=False)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _episode_progress(card: DatasetCard) -> Iterator[object]:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} episodes, {task.fields[steps]} steps"),
+                  TimeRemainingColumn(), console=errors,
+                  disable=not errors.is_terminal) as bar:  # fmt: skip
+        task = bar.add_task(f"build {card.id}", total=card.source.episodes, steps=0)
+        yield lambda done, steps: bar.update(task, completed=done, steps=steps)
+
+
+@datasets_app.command("build")
+def build_command(
+    dataset_id: str,
+    write: Annotated[
+        bool, typer.Option(help="Record the build's hashes in the card file.")
+    ] = False,
+    cache: CacheOption = None,
+) -> None:
+    """Build a dataset from source into the cache; its content hash must match the card's
+    (or, with --write, is recorded in the card)."""
+    from rlbench_suite.datasets.builder import build
+    from rlbench_suite.datasets.cache import dataset_folder
+
+    card = _card(dataset_id)
+    with _episode_progress(card) as progress:
+        out = build(card, dataset_folder(card, cache), progress)  # type: ignore[arg-type]
+    console.print(f"built {card.id}: {out.episodes} episodes, {out.steps} steps, mean return "
+                  f"{number(out.mean_return)} "
+                  f"(normalized {number(card.normalized_score(out.mean_return))})",
+                  highlight=False)  # fmt: skip
+    console.print(f"content sha256 {out.content_sha256}", highlight=False)
+    for f in out.files:
+        console.print(f"{out.folder / f.path}: {f.size} bytes, sha256 {f.sha256}", soft_wrap=True,
+                      highlight=False)  # fmt: skip
+    if write:
+        from rlbench_suite.datasets.card_writer import write_build
+
+        path = dataset_card_paths()[card.id]
+        write_build(path, out)
+        console.print(f"card updated: {path}", soft_wrap=True, highlight=False)
+    elif card.content_sha256 is not None and card.content_sha256 != out.content_sha256:
+        raise fail(f"{card.id}: the build's content hash {out.content_sha256} differs from the "
+                   f"card's {card.content_sha256} (versions differ? card: {card.build.versions})",
+                   code=1)  # fmt: skip
+
+
+@datasets_app.command("verify")
+def verify_command(
+    dataset_ids: Annotated[
+        list[str] | None, typer.Argument(help="Ids (default: every cached one).")
+    ] = None,
+    cache: CacheOption = None,
+) -> None:
+    """Re-hash cached datasets against their cards; name every file that is wrong."""
+    from rlbench_suite.datasets.cache import dataset_folder, verify
+
+    cards = [_card(i) for i in dataset_ids] if dataset_ids else [
+        c for c in dataset_cards().values() if c.built and dataset_folder(c, cache).exists()
+    ]  # fmt: skip
+    bad = 0
+    for card in cards:
+        try:
+            problems = verify(card, cache)
+        except ValueError as exc:
+            raise fail(exc) from None
+        for problem in problems:
+            errors.print(f"[red]{card.id}:[/red] {problem}", soft_wrap=True, highlight=False)
+        bad += bool(problems)
+        if not problems:
+            console.print(f"{card.id}: ok ({len(card.files)} files, content hash matches)",
+                          highlight=False)  # fmt: skip
+    if not cards:
+        console.print("no cached datasets to verify")
+    if bad:
+        raise typer.Exit(1)
+
+
+@datasets_app.command("delete")
+def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
+    """Remove a dataset from the cache."""
+    from rlbench_suite.datasets.cache import dataset_folder, delete
+
+    card = _card(dataset_id)
+    removed = delete(card, cache)
+    console.print(f"{'deleted' if removed else 'not cached'}: {dataset_folder(card, cache)}",
+                  soft_wrap=True, highlight=False)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _byte_progress() -> Iterator[object]:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+                  TransferSpeedColumn(), TimeRemainingColumn(), console=errors,
+                  disable=not errors.is_terminal) as bar:  # fmt: skip
+        tasks: dict[str, int] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done)
+
+        yield update
+
+
+@datasets_app.command("download")
+def download_command(
+    dataset_ids: list[str],
+    offline: Annotated[bool, typer.Option(help="Use only the cache; fail if not there.")] = False,
+    build: Annotated[bool, typer.Option(help="Build from source when no remote has it.")] = False,
+    remote: Annotated[
+        list[str] | None, typer.Option(help="Try these remotes first (repeatable).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds without an answer before a remote is given up.")
+    ] = None,
+    cache: CacheOption = None,
+) -> None:
+    """Download datasets into the cache: resumed, verified, falling back across remotes."""
+    from rlbench_suite.datasets.cache import dataset_folder, verify
+    from rlbench_suite.datasets.remotes import DownloadError, download
+
+    for card in [_card(i) for i in dataset_ids]:
+        if offline:
+            problems = verify(card, cache, content=False) if card.built else ["not built"]
+            if problems:
+                why = "; ".join(map(str, problems))
+                raise fail(f"{card.id} is not complete in the cache "
+                           f"({dataset_folder(card, cache)}) and --offline forbids downloading: "
+                           f"{why}")
+            console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
+                          highlight=False)  # fmt: skip
+            continue
+        try:
+            with _byte_progress() as progress:
+                folder = download(card, cache, [*(remote or []), *card.remotes], timeout,
+                                  progress)  # type: ignore[arg-type]  # fmt: skip
+        except DownloadError as exc:
+            if not build:
+                raise fail(f"{exc}; or build it from source with --build") from None
+            errors.print(f"{exc}; building from source", soft_wrap=True, highlight=False)
+            folder = _build_verified(card, cache)
+        console.print(f"{card.id}: verified, in {folder}", soft_wrap=True, highlight=False)
+
+
+def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
+    from rlbench_suite.datasets.builder import build
+    from rlbench_suite.datasets.cache import dataset_folder, delete
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    with dataset_lock(card, cache), _episode_progress(card) as progress:
+        out = build(card, dataset_folder(card, cache), progress)  # type: ignore[arg-type]
+    if out.content_sha256 != card.content_sha256:
+        delete(card, cache)
+        raise fail(f"{card.id}: the build's content hash {out.content_sha256} differs from the "
+                   f"card's {card.content_sha256}; removed it from the cache", code=1)  # fmt: skip
+    differ = [f.path for f, g in zip(out.files, card.files, strict=False) if f != g]
+    if differ:
+        errors.print(f"note: the content matches but the bytes of {differ} differ from the "
+                     "card's (another h5py?)", soft_wrap=True, highlight=False)  # fmt: skip
+    return out.folder
+
+
+@datasets_app.command("publish")
+def publish_command(
+    dataset_id: str,
+    to: Annotated[str, typer.Option("--to", help="A folder, file:// or s3:// URL.")],
+    cache: CacheOption = None,
+) -> None:
+    """Copy a cached, verified dataset to a remote (add the remote to the card to use it)."""
+    from rlbench_suite.datasets.remotes import publish
+
+    try:
+        written = publish(_card(dataset_id), to, cache)
+    except ValueError as exc:
+        raise fail(exc) from None
+    for url in written:
+        console.print(f"published {url}", soft_wrap=True, highlight=False)
+
+
+@datasets_app.command("serve")
+def serve_command(
+    folder: Path,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free one).")] = 8765,
+) -> None:
+    """Serve a folder over HTTP with Range requests: a mirror for `download --remote URL`."""
+    from rlbench_suite.datasets.server import DatasetServer
+
+    try:
+        server = DatasetServer(folder, host, port, verbose=True)
+    except (FileNotFoundError, OSError) as exc:
+        raise fail(exc) from None
+    console.print(f"serving {folder} at {server.url} (Ctrl-C stops)", soft_wrap=True,
+                  highlight=False)  # fmt: skip
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+__all__ = ["datasets_app"]

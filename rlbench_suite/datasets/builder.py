@@ -1,0 +1,199 @@
+"""Build a dataset from source: roll out the card's policies on its env with seeded episodes.
+
+Episode ``i`` (over the card's source policies, in order) is reset with seed
+``card.build.seed + i`` (seeds from :data:`~rlbench_suite.core.seeds.DATASET_SEEDS`, clear of
+every evaluation seed); its policy with :func:`~rlbench_suite.core.seeds.policy_seed` of it,
+and its epsilon-random actions come from a stream derived from the seed too. So an episode
+depends on its seed only, and a rebuild on the same package versions gives the same content
+hash (and, with the same h5py, the same file bytes).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.dataset_cards import (
+    DATA_FILE,
+    METADATA_FILE,
+    DataFile,
+    DatasetCard,
+    SourcePolicy,
+)
+from rlbench_suite.core.provenance import package_versions
+from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
+from rlbench_suite.datasets.storage import (
+    Episode,
+    content_hash,
+    minari_metadata,
+    write_episodes,
+    write_metadata,
+)
+from rlbench_suite.policies.core import file_sha256
+
+BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "mujoco", "pybullet", "torch",
+                  "onnxruntime", "minigrid", "pettingzoo")  # fmt: skip
+"""Packages whose versions a build records (the content hash is promised for these)."""
+Progress = Callable[[int, int], None]
+"""Called after every episode with ``(episodes done, steps done)``."""
+
+
+@dataclass(frozen=True)
+class BuildOutput:
+    """What a build wrote: the folder, counts, hashes and the card's new ``files``."""
+
+    folder: Path
+    episodes: int
+    steps: int
+    mean_return: float
+    content_sha256: str
+    files: list[DataFile]
+    versions: dict[str, str]
+
+
+def episode_seeds(card: DatasetCard) -> list[int]:
+    """The reset seed of every episode of ``card``, in order."""
+    first = card.build.seed
+    return list(range(first, first + card.source.episodes))
+
+
+def _policy_for(component: SourcePolicy, env: gym.Env) -> Any:
+    from rlbench_suite.policies import make_policy
+
+    return make_policy(component.policy, env, deterministic=component.deterministic)
+
+
+def play(
+    env: gym.Env, policy: Any, seed: int, epsilon: float = 0.0,
+    random_space: gym.Space | None = None,
+) -> Episode:  # fmt: skip
+    """One seeded episode of ``policy`` (each action replaced by a random one with probability
+    ``epsilon``), recorded with its last next observation."""
+    obs, info = env.reset(seed=seed)
+    policy.reset(policy_seed(seed))
+    stream = np.random.default_rng(np.random.SeedSequence([seed, 0xE951]))
+    if epsilon > 0:
+        assert random_space is not None
+        random_space.seed(int(stream.integers(2**31)))
+    observations, actions, rewards, terminations, truncations = [obs], [], [], [], []
+    while True:
+        action = policy.act(obs, info)
+        if epsilon > 0 and stream.random() < epsilon:
+            action = random_space.sample()  # type: ignore[union-attr]
+        obs, reward, terminated, truncated, info = env.step(action)
+        observations.append(obs)
+        actions.append(action)
+        rewards.append(reward)
+        terminations.append(terminated)
+        truncations.append(truncated)
+        if terminated or truncated:
+            break
+    return Episode(
+        observations=_stack(observations, env.observation_space),
+        actions=_stack(actions, env.action_space),
+        rewards=np.asarray(rewards, dtype=np.float64),
+        terminations=np.asarray(terminations, dtype=bool),
+        truncations=np.asarray(truncations, dtype=bool),
+        seed=seed,
+    )
+
+
+def _stack(values: list[Any], space: gym.Space) -> Any:
+    """Values of ``space`` stacked along a first axis (dicts and tuples per key, text as a list)."""
+    if isinstance(space, gym.spaces.Dict):
+        return {k: _stack([v[k] for v in values], s) for k, s in space.spaces.items()}
+    if isinstance(space, gym.spaces.Tuple):
+        return tuple(_stack([v[i] for v in values], s) for i, s in enumerate(space.spaces))
+    if isinstance(space, gym.spaces.Text):
+        return [str(v) for v in values]
+    dtype = space.dtype if space.dtype is not None else None
+    return np.asarray(values, dtype=dtype)
+
+
+def rollouts(card: DatasetCard, progress: Progress | None = None) -> Iterator[Episode]:
+    """Every episode of ``card``'s source, in order (see the module doc for the seeds)."""
+    evaluation = set(get_card(card.env_id).evaluation.seeds)
+    seeds = iter(episode_seeds(card))
+    done = steps = 0
+    env = gym.make(card.env_id)
+    try:
+        for component in card.source.policies:
+            policy = _policy_for(component, env)
+            space = copy.deepcopy(env.action_space) if component.epsilon > 0 else None
+            for _ in range(component.episodes):
+                seed = next(seeds)
+                if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
+                    raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
+                episode = play(env, policy, seed, component.epsilon, space)
+                done, steps = done + 1, steps + len(episode)
+                if progress is not None:
+                    progress(done, steps)
+                yield episode
+    finally:
+        env.close()
+
+
+def build_versions() -> dict[str, str]:
+    """The installed versions of :data:`BUILD_VERSIONS` (those installed)."""
+    return {k: v for k, v in package_versions().items() if k in BUILD_VERSIONS}
+
+
+def _file_entry(folder: Path, relative: str) -> DataFile:
+    path = folder / relative
+    return DataFile(path=relative, sha256=file_sha256(path), size=path.stat().st_size)
+
+
+def build(card: DatasetCard, out: Path, progress: Progress | None = None) -> BuildOutput:
+    """Build ``card``'s dataset into the folder ``out`` (replaced atomically when done)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        episodes = list(rollouts(card, progress))
+        (staging / DATA_FILE).parent.mkdir(parents=True)
+        count, steps = write_episodes(staging / DATA_FILE, episodes)
+        returns = [e.total_return for e in episodes]
+        env = gym.make(card.env_id)
+        try:
+            spec_json = env.spec.to_json() if env.spec is not None else None
+        except (TypeError, ValueError):
+            spec_json = None
+        references = card.reference
+        meta = minari_metadata(
+            card.id, spec_json, env.observation_space, env.action_space, count, steps,
+            {"algorithm_name": ", ".join(p.policy for p in card.source.policies),
+             "description": card.description, "code_permalink": card.build.command,
+             "ref_min_score": references.random.value, "ref_max_score": references.expert.value},
+        )  # fmt: skip
+        env.close()
+        write_metadata(staging / METADATA_FILE, meta)
+        files = [_file_entry(staging, DATA_FILE), _file_entry(staging, METADATA_FILE)]
+        digest = content_hash(episodes)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
+                       build_versions())  # fmt: skip
+
+
+def measure_returns(env_id: str, policy: str, seeds: list[int]) -> np.ndarray:
+    """Episode returns of ``policy`` on ``env_id``, one seeded episode per seed (reset and
+    policy seeding as the harness does): how a dataset's reference returns are measured."""
+    env = gym.make(env_id)
+    try:
+        agent = _policy_for(SourcePolicy(policy=policy, episodes=len(seeds)), env)
+        return np.array([play(env, agent, seed).total_return for seed in seeds])
+    finally:
+        env.close()

@@ -1,0 +1,83 @@
+"""Offline environment ids (D4RL style) and the Minari-style ``load`` / ``recover_environment``.
+
+Every dataset card is registered as a Gymnasium id (``rlbench/CartPole-medium-v0``) whose env
+is the online env (``card.env_id``, with its standardized wrappers) plus ``get_dataset()`` and
+``get_normalized_score(returns)``, as D4RL users expect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset_card
+from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
+from rlbench_suite.datasets.loader import OfflineDataset
+from rlbench_suite.datasets.storage import DatasetFileError
+
+
+def load(dataset_id: str | DatasetCard, download: bool = False,
+         root: Path | None = None) -> OfflineDataset:  # fmt: skip
+    """The dataset ``dataset_id`` from the cache (downloaded first if ``download``); its files
+    are checked against the card's sizes and SHA-256 first."""
+    card = get_dataset_card(dataset_id)
+    if not is_cached(card, root):
+        if not download:
+            raise FileNotFoundError(
+                f"{card.id} is not in the cache ({dataset_folder(card, root)}); run "
+                f"`rlbench datasets download {card.id}` or load(..., download=True)"
+            )
+        from rlbench_suite.datasets.remotes import download as fetch
+
+        fetch(card, root)
+    folder = dataset_folder(card, root)
+    for file in card.files:  # a corrupt or replaced file is refused, naming it
+        problem = check_file(folder / file.path, file.size, file.sha256)
+        if problem is not None:
+            raise DatasetFileError(f"{folder / file.path}: {problem} (the file is corrupt or "
+                                   f"not this dataset's); run `rlbench datasets verify {card.id}` "
+                                   "and download or build it again")  # fmt: skip
+    dataset = OfflineDataset(folder / DATA_FILE, card.id)
+    dataset.card = card  # type: ignore[attr-defined]
+    return dataset
+
+
+def recover_environment(dataset_id: str | DatasetCard, eval_env: bool = False,
+                        **kwargs: Any) -> gym.Env:  # fmt: skip
+    """The online env the dataset was recorded in (Minari's ``recover_environment``); the
+    evaluation env is the same env."""
+    return gym.make(get_dataset_card(dataset_id).env_id, **kwargs)
+
+
+class OfflineEnv(gym.Wrapper):
+    """The online env of a dataset plus ``get_dataset()`` and ``get_normalized_score()``."""
+
+    def __init__(self, env: gym.Env, card: DatasetCard, root: Path | None = None) -> None:
+        super().__init__(env)
+        self.dataset_card = card
+        self._root = root
+
+    @property
+    def dataset_id(self) -> str:
+        return self.dataset_card.id
+
+    def get_dataset(self, download: bool = False) -> dict[str, Any]:
+        """D4RL's dict of the dataset (see :meth:`OfflineDataset.get_dataset`)."""
+        return load(self.dataset_card, download=download, root=self._root).get_dataset()
+
+    def load_dataset(self, download: bool = False) -> OfflineDataset:
+        """The dataset itself (episode views and the transition sampler)."""
+        return load(self.dataset_card, download=download, root=self._root)
+
+    def get_normalized_score(self, returns: Any) -> Any:
+        """D4RL's normalized score of ``returns`` on this dataset's reference returns (0 is
+        random, 100 expert; the one normalization of ``core.scoring``)."""
+        return self.dataset_card.normalized_score(returns)
+
+
+def make_offline_env(dataset_id: str, **kwargs: Any) -> gym.Env:
+    """The entry point of an offline id: the card's online env, as an :class:`OfflineEnv`."""
+    card = get_dataset_card(dataset_id)
+    return OfflineEnv(gym.make(card.env_id, **kwargs), card)

@@ -1,0 +1,177 @@
+"""Download and publish datasets through fsspec remotes: a folder, file://, http(s)://, s3://.
+
+A remote is a base URL; dataset ``ns/Name-vN``'s file ``data/main_data.hdf5`` is at
+``<remote>/ns/Name-vN/data/main_data.hdf5`` (the cache's own layout, so a cache folder served
+with ``rlbench datasets serve`` is a remote). A download:
+
+- holds a file lock per dataset, so two processes downloading it end with one correct copy;
+- writes each file to ``<file>.part`` and resumes from its size (HTTP Range requests);
+- falls back to the next remote on any failure (404, 5xx, timeout, wrong checksum), and when
+  every remote fails, raises a :class:`DownloadError` listing each remote and its answer;
+- checks every file's SHA-256 against the card before moving it into the cache (atomically);
+  a mismatch names the file, the expected and the actual hash, and nothing enters the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rlbench_suite.core.dataset_cards import DataFile, DatasetCard
+from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
+from rlbench_suite.policies.core import file_sha256
+
+CHUNK = 4 << 20
+TIMEOUT_ENV_VAR = "RLBENCH_DOWNLOAD_TIMEOUT"
+DEFAULT_TIMEOUT_S = 30.0
+ByteProgress = Callable[[str, int, int], None]
+"""Called as ``(file path, bytes done, total bytes)`` while a file downloads."""
+
+
+class DownloadError(OSError):
+    """No remote delivered a correct copy; the message lists each remote and its answer."""
+
+
+class ChecksumError(ValueError):
+    """A downloaded file's SHA-256 differs from the card's."""
+
+
+def file_url(remote: str, card: DatasetCard, file: DataFile) -> str:
+    """The URL of ``file`` of ``card`` on ``remote``."""
+    return f"{remote.rstrip('/')}/{card.id}/{file.path}"
+
+
+def _filesystem(url: str, timeout: float) -> tuple[Any, str]:
+    import fsspec
+
+    options: dict[str, Any] = {}
+    if url.startswith(("http://", "https://")):
+        import aiohttp
+
+        options["client_kwargs"] = {"timeout": aiohttp.ClientTimeout(
+            total=None, sock_connect=timeout, sock_read=timeout)}  # fmt: skip
+    return fsspec.core.url_to_fs(url, **options)
+
+
+def _timeout(timeout: float | None) -> float:
+    return timeout if timeout is not None else float(
+        os.environ.get(TIMEOUT_ENV_VAR, DEFAULT_TIMEOUT_S))  # fmt: skip
+
+
+def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
+               progress: ByteProgress | None = None, label: str = "") -> None:  # fmt: skip
+    """Append ``url``'s bytes to ``part`` from ``part``'s size on, up to ``size`` bytes."""
+    fs, path = _filesystem(url, _timeout(timeout))
+    offset = part.stat().st_size if part.exists() else 0
+    if offset > size:  # a stale partial file of another version: start again
+        part.unlink()
+        offset = 0
+    if progress is not None:
+        progress(label, offset, size)
+    if offset == size:
+        return
+    extra = {"cache_type": "none", "size": size} if fs.protocol[0].startswith("http") else {}
+    with fs.open(path, "rb", block_size=CHUNK, **extra) as src, open(part, "ab") as dst:
+        src.seek(offset)
+        while offset < size:
+            chunk = src.read(min(CHUNK, size - offset))
+            if not chunk:
+                raise EOFError(f"{url}: the remote file ends at {offset} bytes, expected {size}")
+            dst.write(chunk)
+            dst.flush()
+            offset += len(chunk)
+            if progress is not None:
+                progress(label, offset, size)
+
+
+def _describe(exc: BaseException) -> str:
+    status = getattr(exc, "status", None)
+    if status is not None:
+        return f"HTTP {status} {getattr(exc, 'message', '')}".strip()
+    if isinstance(exc, FileNotFoundError):
+        return "not found (404)"
+    if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
+        return "no answer (timed out)"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: list[str],
+                    timeout: float | None, progress: ByteProgress | None) -> Path:  # fmt: skip
+    """``target.part`` holding ``file`` with its SHA-256 checked, from the first remote that
+    delivers it; a :class:`DownloadError` listing each remote's answer otherwise."""
+    part = target.with_name(target.name + ".part")
+    part.parent.mkdir(parents=True, exist_ok=True)
+    answers: list[str] = []
+    for remote in remotes:
+        url = file_url(remote, card, file)
+        try:
+            fetch_file(url, part, file.size, timeout, progress, file.path)
+        except Exception as exc:  # every failure falls back to the next remote
+            answers.append(f"{url}: {_describe(exc)}")
+            continue
+        actual = file_sha256(part)
+        if actual == file.sha256:
+            return part
+        part.unlink()
+        answers.append(f"{url}: checksum mismatch for {file.path}: expected {file.sha256}, "
+                       f"got {actual} (refused, nothing entered the cache)")  # fmt: skip
+    if part.exists() and part.stat().st_size == 0:
+        part.unlink()
+    tried = "; ".join(answers) if answers else "the card lists no remotes"
+    raise DownloadError(f"{card.id}: no remote delivered {file.path} ({tried})")
+
+
+def dataset_lock(card: DatasetCard, root: Path | None = None) -> Any:
+    """The file lock of ``card``'s dataset in the cache (a sibling ``.<Name-vN>.lock``)."""
+    from filelock import FileLock
+
+    folder = dataset_folder(card, root)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder.parent / f".{folder.name}.lock"))
+
+
+def download(
+    card: DatasetCard, root: Path | None = None, remotes: list[str] | None = None,
+    timeout: float | None = None, progress: ByteProgress | None = None,
+) -> Path:  # fmt: skip
+    """Download ``card``'s dataset into the cache (see the module doc); its folder."""
+    if not card.built:
+        raise DownloadError(f"{card.id}: the card records no files to download; build it with "
+                            f"`rlbench datasets build {card.id}`")  # fmt: skip
+    folder = dataset_folder(card, root)
+    with dataset_lock(card, root):
+        if is_cached(card, root) and all(
+            check_file(folder / f.path, f.size, f.sha256) is None for f in card.files
+        ):
+            return folder
+        sources = list(remotes if remotes is not None else card.remotes)
+        parts = [
+            (folder / f.path, _fetch_verified(card, f, folder / f.path, sources, timeout, progress))
+            for f in card.files
+            if check_file(folder / f.path, f.size, f.sha256) is not None
+        ]
+        for target, part in parts:
+            os.replace(part, target)
+    return folder
+
+
+def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
+    """Copy ``card``'s cached files (verified first) to the remote ``to``; the URLs written."""
+    if to.startswith(("http://", "https://")):
+        raise ValueError(f"cannot publish to {to!r}: HTTP remotes are read-only; publish to a "
+                         "folder, file:// or s3:// URL and serve it (`rlbench datasets serve`)")
+    folder = dataset_folder(card, root)
+    for file in card.files:
+        problem = check_file(folder / file.path, file.size, file.sha256)
+        if problem is not None:
+            raise ValueError(f"{folder / file.path}: {problem}; download or build it first")
+    written = []
+    for file in card.files:
+        url = file_url(to, card, file)
+        fs, path = _filesystem(url, _timeout(None))
+        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        fs.put_file(str(folder / file.path), path)
+        written.append(url)
+    return written

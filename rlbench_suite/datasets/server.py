@@ -1,0 +1,113 @@
+"""Serve a folder over HTTP with Range requests (``rlbench datasets serve DIR``): any machine
+that holds datasets (a cache folder, a published folder) can be a mirror.
+
+Python's ``http.server`` serves files but ignores ``Range``; :class:`RangeRequestHandler`
+answers a single ``bytes=a-b`` (or ``a-``, ``-n``) range with ``206 Partial Content`` and the
+rest as the standard handler does. It counts the bytes it sends (:attr:`DatasetServer.bytes_sent`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+class RangeRequestHandler(SimpleHTTPRequestHandler):
+    """Files of a folder, with single byte ranges; quiet unless the server is verbose."""
+
+    server: DatasetServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if getattr(self.server, "verbose", False):
+            super().log_message(format, *args)
+
+    def send_head(self) -> Any:
+        header = self.headers.get("Range")
+        path = Path(self.translate_path(self.path))
+        if header is None or not path.is_file():
+            return super().send_head()
+        size = path.stat().st_size
+        match = RANGE_RE.match(header.strip())
+        if match is None or match.groups() == ("", ""):
+            self.send_error(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE, "bad Range header")
+            return None
+        first, last = match.groups()
+        if first == "":  # the last n bytes
+            start, end = max(0, size - int(last)), size - 1
+        else:
+            start, end = int(first), min(int(last), size - 1) if last else size - 1
+        if start >= size or start > end:
+            self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        handle = open(path, "rb")  # noqa: SIM115 (closed by do_GET/do_HEAD)
+        handle.seek(start)
+        self.send_response(HTTPStatus.PARTIAL_CONTENT)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        self._remaining = end - start + 1
+        return handle
+
+    def end_headers(self) -> None:
+        self.send_header("Accept-Ranges", "bytes")
+        super().end_headers()
+
+    def copyfile(self, source: Any, outputfile: Any) -> None:
+        remaining = getattr(self, "_remaining", None)
+        while remaining is None or remaining > 0:
+            chunk = source.read(min(1 << 20, remaining) if remaining is not None else 1 << 20)
+            if not chunk:
+                break
+            outputfile.write(chunk)
+            self.server.count(len(chunk))
+            if remaining is not None:
+                remaining -= len(chunk)
+        self._remaining = None
+
+
+class DatasetServer(ThreadingHTTPServer):
+    """A threading HTTP server of one folder that counts the bytes of file bodies it sends."""
+
+    daemon_threads = True
+
+    def __init__(self, folder: Path, host: str = "127.0.0.1", port: int = 0,
+                 verbose: bool = False, handler: type = RangeRequestHandler) -> None:  # fmt: skip
+        if not Path(folder).is_dir():
+            raise FileNotFoundError(f"cannot serve {folder}: not a folder")
+        handler = functools.partial(handler, directory=os.fspath(folder))
+        super().__init__((host, port), handler)
+        self.verbose = verbose
+        self.bytes_sent = 0
+        self._lock = threading.Lock()
+
+    def count(self, n: int) -> None:
+        with self._lock:
+            self.bytes_sent += n
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> DatasetServer:
+        """Serve in a daemon thread; returns self (stop with :meth:`stop`)."""
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+

@@ -1,0 +1,241 @@
+"""Dataset cards, the HDF5 storage, reproducible builds, the loader and Minari's reader."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlbench_suite.core.cards import CardError
+from rlbench_suite.core.dataset_cards import (
+    DATA_FILE,
+    METADATA_FILE,
+    UnknownDatasetError,
+    dataset_cards,
+    get_dataset_card,
+    load_dataset_card,
+)
+from rlbench_suite.core.seeds import DATASET_SEEDS, EVALUATION_SEEDS
+from rlbench_suite.datasets.cache import dataset_folder, verify
+from rlbench_suite.datasets.loader import OfflineDataset
+from rlbench_suite.datasets.storage import (
+    DatasetFileError,
+    Episode,
+    content_hash,
+    read_episodes,
+    write_episodes,
+)
+from tests.dataset_helpers import built_card, small_card
+
+CARD = """
+id = "rlbench/CartPole-random-v0"
+env_id = "rlbench/CartPole-v1"
+kind = "random"
+description = "Uniformly random actions in CartPole, for the tests."
+
+[source]
+policies = [{policy = "random", episodes = 3}]
+
+[build]
+command = "rlbench datasets build rlbench/CartPole-random-v0"
+seed = 1000000000
+
+[reference.random]
+value = 18.5
+policy = "random"
+episodes = 1
+seeds = [10000]
+suite_version = "0.1.0"
+measured = 2026-11-22
+
+[reference.expert]
+value = 500.0
+policy = "baseline:CartPole-v1/ppo/seed-0"
+episodes = 1
+seeds = [10000]
+suite_version = "0.1.0"
+measured = 2026-11-22
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "card.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_good_card_loads_and_normalizes_with_the_one_normalization(tmp_path):
+    card = load_dataset_card(write(tmp_path, CARD))
+    assert (card.id, card.name, card.kind, card.built) == (
+        "rlbench/CartPole-random-v0", "CartPole-random-v0", "random", False)
+    assert card.normalized_score(500.0) == pytest.approx(100.0)
+    assert card.normalized_score(18.5) == pytest.approx(0.0)
+    assert card.normalized_score(np.array([259.25])) == pytest.approx([50.0])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('kind = "random"', 'kind = "mediocre"', ["field 'kind'", "'medium-replay'"]),
+        ('kind = "random"', 'kind = "expert"', ["does not match env_id", "CartPole-expert-v"]),
+        ('id = "rlbench/CartPole-random-v0"', 'id = "rlbench/CartPole/random-v0"',
+         ["field 'id'", "accepted: namespace/<EnvName>-<kind>-vN"]),
+        ("seed = 1000000000", "seed = 1000001", ["field 'build.seed'", "DATASET_SEEDS"]),
+        ("episodes = 3}", "episodes = 0}", ["field 'source.policies.0.episodes'"]),
+        ('[build]', '[build]\ncolour = "red"', ["field 'build.colour'", "accepted fields here"]),
+    ],
+)
+def test_a_malformed_card_names_the_file_and_the_field(tmp_path, old, new, expected):
+    assert old in CARD
+    path = write(tmp_path, CARD.replace(old, new))
+    with pytest.raises(CardError) as info:
+        load_dataset_card(path)
+    message = str(info.value)
+    assert str(path) in message
+    for text in expected:
+        assert text in message
+
+
+def test_unknown_dataset_ids_suggest_the_closest():
+    known = sorted(dataset_cards())
+    assert known, "the suite has dataset cards"
+    typo = known[0].replace("-v0", "-v9").replace("medium", "mediun")
+    with pytest.raises(UnknownDatasetError) as info:
+        get_dataset_card(typo)
+    assert known[0] in str(info.value) or "Did you mean" in str(info.value)
+    assert get_dataset_card(known[0].removeprefix("rlbench/")).id == known[0]
+
+
+def test_dataset_seeds_clear_every_evaluation_seed():
+    assert DATASET_SEEDS.start >= EVALUATION_SEEDS.stop
+    assert DATASET_SEEDS.stop <= 2**31
+    for card in dataset_cards().values():
+        assert card.build.seed in DATASET_SEEDS
+        assert card.build.seed + card.source.episodes <= DATASET_SEEDS.stop
+
+
+def _episodes() -> list[Episode]:
+    rng = np.random.default_rng(0)
+    out = []
+    for i, n in enumerate((5, 1, 7)):
+        out.append(Episode(rng.normal(size=(n + 1, 3)).astype(np.float32),
+                           rng.integers(0, 2, n), rng.normal(size=n),
+                           np.arange(n) == n - 1 if i != 1 else np.zeros(n, bool),
+                           np.zeros(n, bool) if i != 1 else np.ones(n, bool), seed=100 + i))
+    return out
+
+
+def test_storage_round_trips_and_writes_the_same_bytes_twice(tmp_path):
+    episodes = _episodes()
+    write_episodes(tmp_path / "a.hdf5", episodes)
+    write_episodes(tmp_path / "b.hdf5", episodes)
+    assert (tmp_path / "a.hdf5").read_bytes() == (tmp_path / "b.hdf5").read_bytes()
+    back = list(read_episodes(tmp_path / "a.hdf5"))
+    assert [e.seed for e in back] == [100, 101, 102]
+    for a, b in zip(episodes, back, strict=True):
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.terminations, b.terminations)
+        np.testing.assert_array_equal(a.truncations, b.truncations)
+    assert content_hash(back) == content_hash(episodes)
+    changed = _episodes()
+    changed[2].rewards[3] += 1e-9
+    assert content_hash(changed) != content_hash(episodes)
+
+
+def test_text_and_dict_observations_round_trip(tmp_path):
+    episode = Episode({"pos": np.zeros((3, 2)), "text": ["a", "bé", "c"]}, ["go north", "look"],
+                      np.ones(2), np.array([False, True]), np.zeros(2, bool), seed=7)
+    write_episodes(tmp_path / "t.hdf5", [episode])
+    (back,) = read_episodes(tmp_path / "t.hdf5")
+    assert back.observations["text"] == ["a", "bé", "c"]
+    assert back.actions == ["go north", "look"]
+    assert content_hash([back]) == content_hash([episode])
+
+
+def test_a_truncated_or_corrupt_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "d.hdf5"
+    write_episodes(path, _episodes())
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DatasetFileError, match="truncated or corrupt"):
+        list(read_episodes(path))
+    path.write_bytes(b"\0" * len(data))
+    with pytest.raises(DatasetFileError, match=str(path)):
+        OfflineDataset(path)
+
+
+def test_the_sampler_never_crosses_an_episode_boundary(tmp_path):
+    episodes = _episodes()
+    write_episodes(tmp_path / "d.hdf5", episodes)
+    data = OfflineDataset(tmp_path / "d.hdf5")
+    assert (data.num_episodes, data.num_steps) == (3, 13)
+    t = data.transitions()
+    row = 0
+    for episode in episodes:
+        for step in range(len(episode)):
+            np.testing.assert_array_equal(t["observations"][row], episode.observations[step])
+            np.testing.assert_array_equal(t["next_observations"][row],
+                                          episode.observations[step + 1])
+            assert t["terminations"][row] == episode.terminations[step]
+            row += 1
+    # the truncated one-step episode keeps its real next observation
+    view = data.episode(1)
+    assert view.truncations[-1] and not view.terminations[-1]
+    np.testing.assert_array_equal(t["next_observations"][5], episodes[1].observations[1])
+    assert data.episode_returns() == pytest.approx([e.total_return for e in episodes])
+    data.seed(3)
+    batch = data.sample(256)
+    assert batch["obs"].shape == (256, 3) and batch["next_obs"].shape == (256, 3)
+    all_pairs = {(o.tobytes(), n.tobytes()) for o, n in zip(t["observations"],
+                                                            t["next_observations"], strict=True)}
+    assert {(o.tobytes(), n.tobytes()) for o, n in zip(batch["obs"], batch["next_obs"],
+                                                       strict=True)} <= all_pairs
+
+
+def test_the_sampler_gives_torch_tensors(tmp_path):
+    torch = pytest.importorskip("torch")
+    write_episodes(tmp_path / "d.hdf5", _episodes())
+    batch = OfflineDataset(tmp_path / "d.hdf5").sample(8, torch=True)
+    assert isinstance(batch["obs"], torch.Tensor) and batch["obs"].dtype == torch.float32
+    assert batch["terminated"].dtype == torch.bool and batch["action"].shape == (8,)
+
+
+def test_a_rebuild_gives_the_same_content_hash_and_bytes(tmp_path):
+    card = small_card(episodes=3)
+    first = built_card(card, tmp_path / "a")
+    second = built_card(card, tmp_path / "b")
+    assert first.content_sha256 == second.content_sha256
+    assert first.files == second.files
+    folder = dataset_folder(first, tmp_path / "a")
+    assert hashlib.sha256((folder / DATA_FILE).read_bytes()).hexdigest() == first.files[0].sha256
+    assert verify(first, tmp_path / "a") == []
+    data = OfflineDataset(folder / DATA_FILE)
+    assert data.num_episodes == 3 and data.num_steps == first.steps
+    assert data.seeds == [card.build.seed + i for i in range(3)]
+    assert math.isclose(float(np.mean(data.episode_returns())), first.mean_return)
+    other = built_card(small_card(episodes=3, epsilon=0.6), tmp_path / "c")
+    assert other.content_sha256 != first.content_sha256
+
+
+def test_minari_reads_our_files(tmp_path, monkeypatch):
+    minari = pytest.importorskip("minari")
+    card = built_card(small_card(episodes=3), tmp_path)
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    dataset = minari.load_dataset(card.id)
+    assert (dataset.total_episodes, dataset.total_steps) == (3, card.steps)
+    ours = OfflineDataset(dataset_folder(card, tmp_path) / DATA_FILE)
+    for index, episode in enumerate(dataset.iterate_episodes()):
+        view = ours.episode(index)
+        np.testing.assert_array_equal(episode.observations, view.observations)
+        np.testing.assert_array_equal(episode.actions, view.actions)
+        np.testing.assert_array_equal(episode.terminations, view.terminations)
+        np.testing.assert_array_equal(episode.truncations, view.truncations)
+    meta = json.loads((dataset_folder(card, tmp_path) / METADATA_FILE).read_text())
+    assert meta["jpeg_encoding"] is False and meta["ref_max_score"] == 500.0
+    env = dataset.recover_environment()
+    assert env.spec.id == "rlbench/CartPole-v1"
+    env.close()
