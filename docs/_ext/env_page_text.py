@@ -315,9 +315,9 @@ def _preview(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
 def _spaces(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
     if entry is None:
         return []
-    whose = (f"agent {code(card.agent)}'s, in the Gymnasium view" if card.is_multiagent
-             else "those")  # fmt: skip
-    return ["## Spaces", "", f"The spaces of {code(f'gym.make({card.id!r})')} ({whose}):", "",
+    whose = (f" (agent {code(card.agent)}'s, in the Gymnasium view)" if card.is_multiagent
+             else "")  # fmt: skip
+    return ["## Spaces", "", f"The spaces of {code(f'gym.make({card.id!r})')}{whose}:", "",
             *_table(("", "space"), [("observation", code(entry["observation_space"])),
                                     ("action", code(entry["action_space"]))]), ""]  # fmt: skip
 
