@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,distributed,plots,dev}"
+EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,distributed,plots,docs,dev}"
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
@@ -23,13 +24,12 @@ from rlbench_suite.cli.common import (
 )
 from rlbench_suite.core.cards import EnvCard, Family
 from rlbench_suite.core.catalog import (
-    GENERATED_FAMILY_MINIMUM,
     card_paths,
     cards,
     closest_ids,
     describe_ids,
-    family_key,
     family_label,
+    generated_families,
     select_cards,
 )
 from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
@@ -54,7 +54,7 @@ def list_envs(
     _check_filter("suite", suite, sorted({s for c in cards().values() for s in c.suites}))
     _check_filter("tag", tag, sorted({t for c in cards().values() for t in c.tags}))
     selected = select_cards(family, suite, tag)
-    groups = [[c] for c in selected] if expand else _families(selected)
+    groups = [[c] for c in selected] if expand else generated_families(selected)
     rows = [_row(group) for group in groups]
     print_table(
         f"rlbench-suite catalog ({len(selected)} environment{'' if len(selected) == 1 else 's'})",
@@ -68,25 +68,6 @@ def list_envs(
                       "--expand lists them)")  # fmt: skip
     if report_broken_cards() or not selected:
         raise typer.Exit(1)
-
-
-def _families(selected: list[EnvCard]) -> list[list[EnvCard]]:
-    """The cards in order, generated families gathered into one group each."""
-    def key(card: EnvCard) -> tuple:
-        return card.entry_point, tuple(card.suites), family_key(card.id)
-
-    by_family: dict[tuple, list[EnvCard]] = {}
-    for card in selected:
-        by_family.setdefault(key(card), []).append(card)
-    groups, seen = [], set()
-    for card in selected:
-        members = by_family[key(card)]
-        if len(members) < GENERATED_FAMILY_MINIMUM:
-            groups.append([card])
-        elif key(card) not in seen:
-            seen.add(key(card))
-            groups.append(members)
-    return groups
 
 
 def trained_text(card: EnvCard) -> str:
@@ -129,21 +110,11 @@ def _check_filter(name: str, value: str | None, known: list[str]) -> None:
     raise fail(f"unknown {name} {value!r}.{hint} Accepted: {', '.join(known)}")
 
 
-def describe_space(space: Any) -> str:
-    """A one-line description of a space (Box bounds summarized)."""
-    import numpy as np
-    from gymnasium import spaces
-
-    if isinstance(space, spaces.Box):
-        low, high = np.min(space.low), np.max(space.high)
-        return f"Box(shape={space.shape}, dtype={space.dtype}, bounds=[{low}, {high}])"
-    return str(space)
-
-
 def _sample_step(card: EnvCard) -> dict[str, Any]:
     import gymnasium as gym
 
     from rlbench_suite.policies import RandomPolicy
+    from rlbench_suite.previews import describe_space
 
     env = gym.make(card.id)
     try:
@@ -165,9 +136,34 @@ def _sample_step(card: EnvCard) -> dict[str, Any]:
 
 
 @app.command()
-def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPole-v1.")]) -> None:
-    """Show a card, the spaces and one sample step."""
+def info(
+    env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPole-v1.")],
+    render: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write what the env looks like, as the docs site shows it: a short GIF "
+            "(.gif) or one frame (.png) of seeded play for envs with rgb_array frames, a "
+            "transcript (.txt, .md) for the others (text and matrix games)."
+        ),
+    ] = None,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            help="With --render: a --policy string (default: the card's expert "
+            "reference policy, else random)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="With --render: the first episode's seed.")] = 0,
+) -> None:
+    """Show a card, the spaces and one sample step; --render writes its picture or transcript."""
     [card] = cards_or_all([env_id])
+    if render is not None:
+        from rlbench_suite.previews import check_preview_path
+
+        try:
+            check_preview_path(render)
+        except ValueError as exc:
+            raise fail(exc) from None
     table = Table(title=card.id, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold", max_width=120)
@@ -186,6 +182,23 @@ def info(env_id: Annotated[str, typer.Argument(help="An id, e.g. rlbench/CartPol
         install = f" (pip install 'rlbench-suite[{card.extra}]')" if card.extra else ""
         table.add_row("sample step", f"[red]cannot create: {exc}[/red]{install}")
     console.print(table)
+    if render is not None:
+        _render(card, render, policy, seed)
+
+
+def _render(card: EnvCard, path: Path, policy: str | None, seed: int) -> None:
+    from rlbench_suite.previews import PreviewOptions, write_preview
+
+    try:
+        preview = write_preview(card, path, PreviewOptions(seed=seed, policy=policy))
+    except ImportError as exc:
+        install = f"pip install 'rlbench-suite[{card.extra or 'plots'}]'"
+        raise fail(f"{card.id}: cannot render: {exc} ({install})") from None
+    except ValueError as exc:
+        raise fail(exc) from None
+    for note in preview.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    console.print(preview.summary(), soft_wrap=True)
 
 
 @app.command()

@@ -194,6 +194,28 @@ def family_label(ids: list[str]) -> str:
     return f"{first} ... {last[len(common):]} ({len(ids)})"
 
 
+def generated_families(selected: list[EnvCard]) -> list[list[EnvCard]]:
+    """The cards in order, each generated family (:data:`GENERATED_FAMILY_MINIMUM` or more
+    ids differing only in digits, sharing an entry point and suites) gathered into one list
+    where its first member stood; every other card is a list of one."""
+
+    def key(card: EnvCard) -> tuple:
+        return card.entry_point, tuple(card.suites), family_key(card.id)
+
+    by_family: dict[tuple, list[EnvCard]] = {}
+    for card in selected:
+        by_family.setdefault(key(card), []).append(card)
+    groups, seen = [], set()
+    for card in selected:
+        members = by_family[key(card)]
+        if len(members) < GENERATED_FAMILY_MINIMUM:
+            groups.append([card])
+        elif key(card) not in seen:
+            seen.add(key(card))
+            groups.append(members)
+    return groups
+
+
 def describe_ids(ids: list[str]) -> str:
     """The ids for a message, generated families (:data:`GENERATED_FAMILY_MINIMUM` or more
     ids differing only in digits) each shown as one :func:`family_label`."""

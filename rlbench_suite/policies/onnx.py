@@ -2,8 +2,9 @@
 
 onnxruntime (and, for export, torch and onnx) are imported only when needed.
 
-ONNX policy convention (what :class:`OnnxPolicy` runs and :func:`export_sb3_to_onnx` writes)
--------------------------------------------------------------------------------------------
+The ONNX policy convention (what :class:`OnnxPolicy` runs and :func:`export_sb3_to_onnx`
+writes):
+
 - an input named ``obs``, ``float32``, of shape ``(batch, *observation_shape)``;
   observations are fed as they come from the environment (a ``Discrete`` observation is a
   ``(batch,)`` vector of indices); any preprocessing (one-hot, image scaling) is in the graph;
@@ -12,6 +13,7 @@ ONNX policy convention (what :class:`OnnxPolicy` runs and :func:`export_sb3_to_o
   ``state_out``, of the same shape: the state after this step. The runner feeds zeros at the
   start of each episode (``reset``) and each step's ``state_out`` to the next step;
 - one of two outputs (other outputs are ignored):
+
   - ``action``: ``(batch, *action_shape)``, the action to take as is (already clipped or
     rescaled to the action space; a discrete action is an integer index). Such a policy is
     deterministic: ``deterministic=False`` is refused;

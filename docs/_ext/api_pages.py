@@ -1,0 +1,77 @@
+"""Sphinx extension: the API reference, a page per public package with every module in it.
+
+The modules are found by walking the packages, so a new module appears in the reference
+without editing a page; their docstrings are rendered by ``sphinx.ext.autodoc``. Pages go to
+``api/`` (generated, not committed), written only when their text changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+from typing import Any
+
+from env_pages import write_pages
+
+PACKAGES = {
+    "rlbench_suite.core": "The contracts: cards, catalog, scoring, protocol, Result, metrics.",
+    "rlbench_suite.policies": "The Policy protocol, its adapters and `--policy` strings.",
+    "rlbench_suite.evaluation": "The evaluation harness and analysis.",
+    "rlbench_suite.baselines": "Training, tuning, the zoo.",
+}
+TOP_LEVEL = {
+    "rlbench_suite": "Registering the cards, `make_multiagent`, `register_cards`.",
+    "rlbench_suite.registry": "Registration with Gymnasium and PettingZoo.",
+    "rlbench_suite.previews": "Pictures and transcripts of environments (`rlbench info --render`).",
+}
+
+
+def modules_of(package: str) -> list[str]:
+    """``package`` and its modules (not private ones, not ``__main__``), sorted."""
+    found = [package]
+    path = importlib.import_module(package).__path__
+    for info in pkgutil.walk_packages(path, prefix=f"{package}."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            found.append(info.name)
+    return sorted(found)
+
+
+def _automodule(module: str) -> list[str]:
+    """autodoc writes reStructuredText, so its directive goes in an ``eval-rst`` block."""
+    return ["```{eval-rst}", f".. automodule:: {module}", "```", ""]
+
+
+def package_page(package: str, summary: str) -> str:
+    lines = [f"# `{package}`", "", summary, ""]
+    for module in modules_of(package):
+        if module != package:
+            lines += [f"## `{module}`", ""]
+        lines += _automodule(module)
+    return "\n".join(lines)
+
+
+def pages() -> dict[str, str]:
+    """Page name -> text: an index, one page per package, one for the top-level modules."""
+    named = {package.rsplit(".", 1)[1]: package for package in PACKAGES}
+    top = ["# `rlbench_suite` and its top-level modules", ""]
+    for module, summary in TOP_LEVEL.items():
+        top += [f"## `{module}`", "", summary, "", *_automodule(module)]
+    index = ["# API reference", "", "Generated from the docstrings of the public modules.", "",
+             "| package | what |", "| --- | --- |",
+             *(f"| [`{p}`]({n}.md) | {PACKAGES[p]} |" for n, p in named.items()),
+             "| [`rlbench_suite`](toplevel.md) | registry, previews |", "",
+             "```{toctree}", ":hidden:", "", *named, "toplevel", "```", ""]  # fmt: skip
+    result = {"index": "\n".join(index), "toplevel": "\n".join(top)}
+    result.update({name: package_page(p, PACKAGES[p]) for name, p in named.items()})
+    return result
+
+
+def write(out: Path) -> dict[str, int]:
+    """Write the pages into ``out`` (see :func:`env_pages.write_pages`)."""
+    return write_pages(out, pages())
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", lambda app: write(Path(app.srcdir) / "api"))
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

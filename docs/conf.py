@@ -1,0 +1,51 @@
+"""Sphinx configuration of the docs site: MyST Markdown, the Furo theme, autodoc.
+
+Build it with ``python scripts/build_docs.py html`` (or ``sphinx-build -W --keep-going -b html
+docs docs/_build/html``). The extension ``_ext/env_pages.py`` generates ``environments/``
+from the cards at every build and refreshes ``previews/``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import rlbench_suite  # noqa: E402
+
+project = "rlbench-suite"
+author = "the rlbench-suite authors"
+copyright = "the rlbench-suite authors"
+release = version = rlbench_suite.__version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "env_pages",
+    "api_pages",
+]
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_ext", "previews", "Thumbs.db", ".DS_Store"]
+
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence", "deflist"]
+
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    "ignore-module-all": True,  # re-exports are documented where they are defined
+    "exclude-members": "model_config,model_fields,model_computed_fields,model_post_init",
+}
+autodoc_member_order = "bysource"
+autodoc_inherit_docstrings = False  # not the third-party bases' (Ray's, SB3's) docstrings
+autodoc_typehints = "description"
+
+html_theme = "furo"
+html_title = f"rlbench-suite {release}"
+html_show_sourcelink = False
+
+# The environment pages: make missing or stale previews during the build.
+rlbench_render_previews = True

@@ -1,0 +1,122 @@
+"""Pictures and transcripts of environments: ``rlbench info ID --render PATH`` and
+``rlbench_suite.previews`` (what the docs site shows)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.previews import (
+    MANIFEST,
+    PreviewOptions,
+    load_manifest,
+    refresh_previews,
+    stale_previews,
+    write_preview,
+)
+from tests.conftest import run_cli
+
+Image = pytest.importorskip("PIL.Image")
+
+
+def _frames(path) -> list:
+    from PIL import ImageSequence
+
+    with Image.open(path) as image:
+        return [frame.convert("RGB") for frame in ImageSequence.Iterator(image)]
+
+
+def test_a_gif_of_seeded_play_is_small_moving_and_the_same_each_time(tmp_path):
+    first = write_preview("rlbench/CartPole-v1", tmp_path / "a.gif")
+    again = write_preview("rlbench/CartPole-v1", tmp_path / "b.gif")
+    frames = _frames(first.path)
+    assert len(frames) == first.frames >= 10  # identical successive frames are merged
+    assert frames[0].size == first.size and first.size[0] <= 200
+    assert len({frame.tobytes() for frame in frames}) > 5  # the cart moves
+    assert first.policy == "baseline:CartPole-v1/ppo/seed-0"  # the card's expert
+    assert first.bytes < 300_000
+    assert first.path.read_bytes() == again.path.read_bytes()
+    assert "Box(shape=(4,)" in first.observation_space and first.action_space == "Discrete(2)"
+
+
+def test_a_png_is_one_frame_and_the_policy_and_seed_can_be_chosen(tmp_path):
+    chosen = PreviewOptions(seed=3, policy="random")
+    png = write_preview("rlbench/MiniGrid-Empty-5x5-v0", tmp_path / "grid.png", chosen)
+    with Image.open(png.path) as image:
+        assert image.format == "PNG" and image.size == png.size
+        assert len(image.convert("RGB").getcolors(maxcolors=100_000)) > 3
+    assert (png.policy, png.seed, png.frames) == ("random", 3, 1)
+    other = write_preview("rlbench/MiniGrid-Empty-5x5-v0", tmp_path / "b.png",
+                          PreviewOptions(seed=4, policy="random"))  # fmt: skip
+    assert other.path.read_bytes() != png.path.read_bytes()
+
+
+def test_a_multiagent_card_renders_its_game(tmp_path):
+    preview = write_preview("rlbench/Duel-v0", tmp_path / "duel.gif")
+    assert preview.frames >= 20 and preview.policy.endswith("duel.bots:HardBot")
+    assert len({f.tobytes() for f in _frames(preview.path)}) > 5
+
+
+def test_a_text_game_gets_a_transcript_of_its_expert(tmp_path):
+    card = get_card("rlbench/TextMaze-v0")
+    txt = write_preview(card, tmp_path / "maze.txt")
+    text = txt.path.read_text()
+    assert txt.kind == "transcript" and txt.policy == card.reference.expert.policy
+    assert text.startswith("rlbench/TextMaze-v0: seed 0, policy module:")
+    assert "--- reset(seed=0)" in text and "--- step 1: action '" in text
+    assert "#######" in text  # the maze as the observation shows it
+    assert "the episode ended (terminated)" in text and "success True" in text
+    md = write_preview(card, tmp_path / "maze.md").path.read_text()
+    assert md.startswith("# rlbench/TextMaze-v0: a transcript\n\n```text\n")
+    assert text in md
+
+
+def test_a_matrix_game_gets_a_transcript_of_its_rounds(tmp_path):
+    preview = write_preview("rlbench/PrisonersDilemma-v0", tmp_path / "pd.txt")
+    text = preview.path.read_text()
+    assert text.count("--- step ") == preview.steps >= 2
+    assert "observation: [" in text and "reward" in text
+
+
+def test_what_cannot_be_written_is_refused_naming_what_is_accepted(tmp_path):
+    with pytest.raises(ValueError, match=r"renders no rgb_array frames .* \.txt or \.md"):
+        write_preview("rlbench/Wordle-v0", tmp_path / "w.gif")
+    with pytest.raises(ValueError, match=r"accepted are \.gif or \.png .* \.txt or \.md"):
+        write_preview("rlbench/CartPole-v1", tmp_path / "c.jpg")
+    assert not list(tmp_path.iterdir())
+
+
+def test_rlbench_info_render_writes_the_picture_and_says_where(tmp_path):
+    out = tmp_path / "pendulum.gif"
+    proc = run_cli("info", "rlbench/Pendulum-v1", "--render", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {out}" in proc.stdout and "policy baseline:Pendulum-v1/sac/seed-2" in proc.stdout
+    same = write_preview("rlbench/Pendulum-v1", tmp_path / "p.gif")
+    assert out.read_bytes() == same.path.read_bytes()
+    proc = run_cli("info", "rlbench/TextNav-v0", "--render", str(tmp_path / "nav.png"))
+    assert proc.returncode == 2 and "write a transcript instead" in proc.stderr
+    proc = run_cli("info", "rlbench/TextNav-v0", "--render", str(tmp_path / "nav.mp4"))
+    assert proc.returncode == 2 and "accepted are .gif or .png" in proc.stderr
+    proc = run_cli("info", "rlbench/CartPole-v1", "--render", str(tmp_path / "c.gif"),
+                   "--policy", "randm")  # fmt: skip
+    assert proc.returncode == 2 and "did you mean 'random'" in proc.stderr
+    assert not (tmp_path / "c.gif").exists()
+
+
+def test_a_preview_folder_makes_only_what_is_missing_or_stale(tmp_path):
+    selected = [get_card("rlbench/CartPole-v1"), get_card("rlbench/Chicken-v0")]
+    assert set(stale_previews(tmp_path, selected)) == {c.id for c in selected}
+    made = refresh_previews(tmp_path, selected)
+    assert sorted(p.path.name for p in made) == ["CartPole-v1.gif", "Chicken-v0.txt"]
+    manifest = load_manifest(tmp_path)
+    assert manifest["rlbench/Chicken-v0"]["kind"] == "transcript"
+    assert manifest["rlbench/CartPole-v1"]["bytes"] == (tmp_path / "CartPole-v1.gif").stat().st_size
+    assert stale_previews(tmp_path, selected) == {} and refresh_previews(tmp_path, selected) == []
+    manifest["rlbench/CartPole-v1"]["spec_hash"] = "0" * 64  # as if the card had changed
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert stale_previews(tmp_path, selected) == {"rlbench/CartPole-v1": "changed: spec_hash"}
+    (tmp_path / "Chicken-v0.txt").unlink()
+    assert stale_previews(tmp_path, selected)["rlbench/Chicken-v0"] == "no preview"
+    assert [p.env_id for p in refresh_previews(tmp_path, selected)] == [c.id for c in selected]
