@@ -5,6 +5,7 @@
     python scripts/train_zoo.py --part expert    # only the expert_only entries
     python scripts/train_zoo.py --list           # what is done and what is left
     python scripts/train_zoo.py --summarize      # write the committed baselines onto the cards
+    python scripts/train_zoo.py --report         # docs/baselines.md's results, stale previews
 
 Each (entry, seed) trains with ``rlbench train`` into the data dir's ``runs/zoo/`` folder
 (resuming an interrupted run from its checkpoint), then is collected into the repository:
@@ -50,6 +51,7 @@ from rlbench_suite.core.catalog import card_paths, get_card
 from rlbench_suite.core.scoring import primary_values, references_separated
 from rlbench_suite.evaluation import evaluate
 from rlbench_suite.paths import runs_dir
+from rlbench_suite.previews import refresh_previews
 from rlbench_suite.refscores import measure, write_reference, write_trained
 from rlbench_suite.resources import content_dir
 
@@ -166,6 +168,10 @@ def write_report() -> None:
     section = report_markdown(runs, images.relative_to(DOCS).as_posix())
     page.write_text(text[:start] + section + text[end:], encoding="utf-8")
     print(f"wrote {page} and {len(list(images.iterdir()))} figures in {images}")
+    # a card's new expert reference changes the policy its docs preview plays
+    zoo_cards = [reload_card(card_id) for card_id in {get_card(e.env).id for e in zoo_entries()}]
+    for preview in refresh_previews(DOCS / "previews", sorted(zoo_cards, key=lambda c: c.id)):
+        print(preview.summary())
 
 
 def reload_card(card_id: str):
