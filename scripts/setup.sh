@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,distributed,plots,dev}"
+EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,leaderboard,distributed,plots,dev}"
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"
@@ -28,6 +28,16 @@ if ! .venv/bin/python -c "import ctypes.util as u, sys; sys.exit(u.find_library(
     apt-get update -qq && apt-get install -y -qq libegl1 libegl-mesa0 libgl1-mesa-dri >/dev/null
   else
     echo "== note: libEGL not found; MuJoCo rendering needs it (apt-get install libegl1 libegl-mesa0)"
+  fi
+fi
+# The leaderboard's tests run against PostgreSQL too (a throwaway cluster on 127.0.0.1):
+# install Debian's server where it is missing and we may.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "== installing PostgreSQL for the leaderboard's database tests"
+    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "== note: PostgreSQL not found; its leaderboard tests will be skipped (apt-get install postgresql)"
   fi
 fi
 echo "== installed: $(.venv/bin/rlbench --version)"

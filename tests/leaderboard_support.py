@@ -1,0 +1,148 @@
+"""Fixtures of the leaderboard tests: one throwaway PostgreSQL cluster per test process
+(pytest-xdist workers each start their own, on their own port), a fresh database per test on
+SQLite and on PostgreSQL, and the zoo's committed results as a corpus."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ZOO_RESULTS = sorted(REPO.glob("baselines/results/**/result.json"))
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    """Run as the ``postgres`` user when we are root (PostgreSQL refuses to run as root)."""
+    if os.geteuid() != 0:
+        return args
+    if shutil.which("runuser"):
+        return ["runuser", "-u", "postgres", "--", *args]
+    return ["su", "postgres", "-c", " ".join(args)]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster on 127.0.0.1 for this test process; yields its server URL."""
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip(
+            "PostgreSQL is not installed (scripts/setup.sh installs it as root: "
+            "apt-get install postgresql); the SQLite half of these tests still ran"
+        )
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("PostgreSQL is installed but there is no 'postgres' user to run it as")
+    root = Path(tempfile.mkdtemp(prefix="rlbench-pg-"))
+    data = root / "data"
+    if os.geteuid() == 0:
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+    port = _free_port()
+    log = root / "server.log"
+    subprocess.run(
+        _as_postgres(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    options = f"-p {port} -k {root} -h 127.0.0.1 -c fsync=off -c max_connections=200"
+    started = subprocess.run(
+        _as_postgres(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if started.returncode != 0:
+        detail = log.read_text() if log.exists() else started.stderr
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.fail(f"PostgreSQL did not start: {detail[-2000:]}")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(
+            _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+            capture_output=True,
+            timeout=120,
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, or a new database on the test cluster."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.sqlite'}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    from sqlalchemy import create_engine, text
+
+    name = "lb_" + uuid.uuid4().hex[:12]
+    admin = create_engine(
+        f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+        isolation_level="AUTOCOMMIT",
+    )
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def leaderboard_cards(ids: tuple[str, ...] | None = None):
+    """The catalog's cards (all, or those with ``ids``) and the registry's spec hash."""
+    import rlbench_suite  # noqa: F401  (registers the cards)
+    from rlbench_suite.core.catalog import cards
+    from rlbench_suite.registry import spec_hash
+
+    chosen = [c for c in cards().values() if ids is None or c.id in ids]
+    return chosen, spec_hash
+
+
+ZOO_ENVS = (
+    "rlbench/CartPole-v1",
+    "rlbench/Acrobot-v1",
+    "rlbench/Pendulum-v1",
+    "rlbench/InvertedPendulum-v5",
+    "rlbench/MountainCar-v0",
+)
