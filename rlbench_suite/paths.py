@@ -31,3 +31,8 @@ def results_dir() -> Path:
 def runs_dir() -> Path:
     """Default folder of training runs: ``<data dir>/runs``."""
     return data_dir() / "runs"
+
+
+def leaderboard_dir() -> Path:
+    """Default folder of the leaderboard's embedded database: ``<data dir>/leaderboard``."""
+    return data_dir() / "leaderboard"

@@ -139,13 +139,13 @@ def rehash(data: dict, **changes) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema_version=2), "schema_version 2 is not supported"),
+        (lambda d: d.update(schema_version=2), "result schema_version 2 is not supported"),
         (
             lambda d: rehash(d, spec_hash="0" * 64),
             "spec_hash 000000000000... differs from the card's",
         ),
         (lambda d: rehash(d, env_id="rlbench/CartPol-v1"), "did you mean rlbench/CartPole-v1"),
-        (lambda d: d.update(returns=d["returns"][:-1]), "invalid Result"),
+        (lambda d: d.update(returns=d["returns"][:-1]), "invalid result"),
         (lambda d: d.update(returns="many"), "returns"),
     ],
 )

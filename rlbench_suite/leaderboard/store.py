@@ -8,14 +8,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.protocol import canonical_hash
-from rlbench_suite.core.result import RESULT_SCHEMA_VERSION
 from rlbench_suite.core.result import Result as ResultDoc
+from rlbench_suite.core.result import ResultError, result_from_data
 from rlbench_suite.core.scoring import primary_values
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Submission
 
@@ -37,22 +36,14 @@ class Stored:
 
 
 def parse_result(data: Any) -> ResultDoc:
-    """Validate ``data`` (a decoded JSON object) as a Result of the supported schema."""
-    if not isinstance(data, dict):
-        raise RefusedResult(f"a Result is a JSON object, got {type(data).__name__}")
-    version = data.get("schema_version")
-    if version != RESULT_SCHEMA_VERSION:
-        raise RefusedResult(
-            f"schema_version {version!r} is not supported; this server reads Result schema "
-            f"version {RESULT_SCHEMA_VERSION}"
-        )
+    """Validate ``data`` (a decoded JSON object) as a Result of the supported schema; the
+    ``verification`` it claims is ignored (the server sets it)."""
+    if isinstance(data, dict):
+        data = {**data, "verification": "self-reported"}
     try:
-        return ResultDoc.model_validate({**data, "verification": "self-reported"})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '(result)'}: {e['msg']}" for e in exc.errors()[:8]
-        )
-        raise RefusedResult(f"invalid Result: {problems}") from None
+        return result_from_data(data, "submitted result")
+    except ResultError as exc:
+        raise RefusedResult(str(exc)) from None
 
 
 def _short(value: Any) -> str:
