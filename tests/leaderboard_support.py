@@ -146,3 +146,31 @@ ZOO_ENVS = (
     "rlbench/InvertedPendulum-v5",
     "rlbench/MountainCar-v0",
 )
+
+
+@pytest.fixture(scope="session")
+def random_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Real Results of the random policy (the harness, the card's protocol) on two zoo envs."""
+    from rlbench_suite.evaluation import evaluate
+
+    folder = tmp_path_factory.mktemp("random-results")
+    paths = []
+    for env_id in ("rlbench/CartPole-v1", "rlbench/Acrobot-v1"):
+        path = folder / f"{env_id.split('/')[1]}.json"
+        evaluate(env_id, "random", workers=1, out=path)
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def seeded(db_url: str, random_results: list[Path]):
+    """A migrated database with the zoo envs, the zoo's results and the random results."""
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.startup import prepare_database
+
+    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+    factory = prepare_database(db_url, cards, spec_hash)
+    report = import_files(factory, [*ZOO_RESULTS, *random_results])
+    assert report.refused == []
+    yield factory
+    factory.kw["bind"].dispose()

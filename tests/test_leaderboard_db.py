@@ -21,19 +21,13 @@ from rlbench_suite.leaderboard.tokens import (
     list_tokens,
     revoke_token,
 )
-from tests.leaderboard_support import (  # noqa: F401
-    ZOO_ENVS,
-    ZOO_RESULTS,
-    db_url,
-    leaderboard_cards,
-    postgres_server,
-)
+from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture
-def factory(db_url):  # noqa: F811
+def factory(db_url):
     cards, spec_hash = leaderboard_cards(ZOO_ENVS)
     factory = prepare_database(db_url, cards, spec_hash)
     yield factory
@@ -44,7 +38,7 @@ def zoo_document(index: int = 0) -> dict:
     return json.loads(ZOO_RESULTS[index].read_text())
 
 
-def test_migrations_create_every_table_and_rerun_as_a_no_op(db_url):  # noqa: F811
+def test_migrations_create_every_table_and_rerun_as_a_no_op(db_url):
     engine = make_engine(db_url)
     assert current_revision(engine) is None
     assert upgrade(engine) == head_revision()
