@@ -174,3 +174,50 @@ def seeded(db_url: str, random_results: list[Path]):
     assert report.refused == []
     yield factory
     factory.kw["bind"].dispose()
+
+
+def make_onnx(custom_domain: str | None = None) -> bytes:
+    """A tiny ONNX policy (observation -> action logits), or one with a custom operator."""
+    from onnx import TensorProto, helper
+
+    weights = helper.make_tensor("w", TensorProto.FLOAT, [4, 2], [0.1] * 8)
+    if custom_domain is None:
+        node = helper.make_node("MatMul", ["obs", "w"], ["action"])
+        opsets = [helper.make_opsetid("", 17)]
+    else:
+        node = helper.make_node("Boom", ["obs", "w"], ["action"], domain=custom_domain)
+        opsets = [helper.make_opsetid("", 17), helper.make_opsetid(custom_domain, 1)]
+    graph = helper.make_graph(
+        [node],
+        "policy",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, 2])],
+        initializer=[weights],
+    )
+    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
+
+
+@pytest.fixture
+def app_client(db_url: str):
+    """A TestClient of the site over a database holding the zoo's results, a live token
+    ``alice`` and a revoked token ``mallory``; yields (client, factory, alice's token,
+    mallory's token)."""
+    from fastapi.testclient import TestClient
+
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.limits import Limits
+    from rlbench_suite.leaderboard.startup import prepare_database
+    from rlbench_suite.leaderboard.tokens import create_token, revoke_token
+
+    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+    factory = prepare_database(db_url, cards, spec_hash)
+    assert import_files(factory, ZOO_RESULTS).refused == []
+    with factory.begin() as session:
+        _, alice = create_token(session, "alice")
+        _, mallory = create_token(session, "mallory")
+        revoke_token(session, "mallory")
+    limits = Limits(result_bytes=256 * 1024, policy_bytes=64 * 1024, submissions_per_minute=8)
+    with TestClient(create_app(factory, limits)) as client:
+        yield client, factory, alice, mallory
+    factory.kw["bind"].dispose()

@@ -30,18 +30,36 @@ def test_overlapping_intervals_share_a_rank_range():
     assert ranking.rank_ranges(rows) == [(1, 2), (1, 3), (2, 3), (4, 4)]
 
 
-@pytest.mark.parametrize(("steps", "expected"), [(100_352, "100k"), (99_000, "100k"),
-                                                 (200_704, "1M"), (1_049_000, "1M"),
-                                                 (5_000_000, "unlimited"), (None, "unlimited")])
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        (100_352, "100k"),
+        (99_000, "100k"),
+        (200_704, "1M"),
+        (1_049_000, "1M"),
+        (5_000_000, "unlimited"),
+        (None, "unlimited"),
+    ],
+)
 def test_budget_classes(steps, expected):
     assert ranking.budget_class(steps) == expected
 
 
 def test_filters_and_one_run_per_artifact():
-    runs = [Run(1, "e", "a", 10.0, budget_steps=100_352, artifact="x", family="pg"),
-            Run(2, "e", "a", 12.0, budget_steps=100_352, artifact="x", verification="verified",
-                family="pg"),
-            Run(3, "e", "b", 50.0, budget_steps=2_000_000, family="value")]
+    runs = [
+        Run(1, "e", "a", 10.0, budget_steps=100_352, artifact="x", family="pg"),
+        Run(
+            2,
+            "e",
+            "a",
+            12.0,
+            budget_steps=100_352,
+            artifact="x",
+            verification="verified",
+            family="pg",
+        ),
+        Run(3, "e", "b", 50.0, budget_steps=2_000_000, family="value"),
+    ]
     assert [r.result_id for r in ranking.distinct_runs(runs)] == [2, 3]
     assert [r.result_id for r in ranking.filter_runs(runs, budget="1M")] == [1, 2]
     assert [r.result_id for r in ranking.filter_runs(runs, verification="verified")] == [2]
@@ -66,22 +84,28 @@ def test_an_environment_ranking_from_the_database(seeded, random_results):
         rows = ranking.rank_env(env_runs(session, env))
     assert [r.method for r in rows] == ["zoo-ppo", "random"]
     ppo, rand = rows
-    expected = interval_estimates(np.array(_per_run_scores(env.id)), "iqm", reps=BOOTSTRAP_REPS,
-                                  random_state=BOOTSTRAP_SEED)["iqm"]
+    expected = interval_estimates(
+        np.array(_per_run_scores(env.id)), "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )["iqm"]
     assert ppo.estimate == expected and ppo.runs == 5 and ppo.interval_over == "runs"
     assert ppo.budget_class == "1M" and ppo.family == "policy-gradient"
     assert (ppo.rank, rand.rank) == ("1", "2")
     doc = json.loads(random_results[1].read_text())
     values = normalized_values(get_card(env.id), doc["returns"], doc["successes"])
     assert rand.interval_over == "episodes" and rand.runs == 1
-    assert rand.estimate == interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS,
-                                               random_state=BOOTSTRAP_SEED)["iqm"]
+    assert (
+        rand.estimate
+        == interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+            "iqm"
+        ]
+    )
     assert rand.estimate.high < ppo.estimate.low
     # filters: the zoo's Acrobot PPO trained 200k steps; random has no recorded budget
     runs = env_runs_of(seeded, env.id)
     assert ranking.filter_runs(runs, budget="100k") == []
     assert [r.method for r in ranking.rank_env(ranking.filter_runs(runs, budget="1M"))] == [
-        "zoo-ppo"]
+        "zoo-ppo"
+    ]
     family = ranking.filter_runs(env_runs_of(seeded, env.id), family="policy-gradient")
     assert {r.method for r in family} == {"zoo-ppo"}
 
@@ -120,13 +144,18 @@ def test_a_suite_ranking_and_the_probability_of_improvement(seeded):
     ppo_matrix, over = ranking.method_matrix([r for r in runs if r.method == "zoo-ppo"], envs)
     assert over == "runs" and ppo_matrix.shape == (5, 2)
     assert np.allclose(ppo_matrix[:, 0], _per_run_scores("rlbench/CartPole-v1"))
-    assert rows[0].estimate == interval_estimates(ppo_matrix, "iqm", reps=BOOTSTRAP_REPS,
-                                                  random_state=BOOTSTRAP_SEED)["iqm"]
+    assert (
+        rows[0].estimate
+        == interval_estimates(ppo_matrix, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+            "iqm"
+        ]
+    )
     random_matrix, over = ranking.method_matrix([r for r in runs if r.method == "random"], envs)
     assert over == "episodes" and random_matrix.shape == (50, 2)
     p = ranking.improvement(ppo_matrix, random_matrix)
-    assert p == probability_of_improvement(ppo_matrix, random_matrix, reps=BOOTSTRAP_REPS,
-                                           random_state=BOOTSTRAP_SEED)
+    assert p == probability_of_improvement(
+        ppo_matrix, random_matrix, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )
     assert p.point > 0.9
     # a method without a run on every env is listed apart, with what it lacks
     rows, incomplete = ranking.rank_suite(runs, [*envs, "rlbench/Pendulum-v1"])

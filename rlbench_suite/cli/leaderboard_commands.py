@@ -10,8 +10,7 @@ import typer
 
 from rlbench_suite.cli.common import app, console, fail, print_table
 
-leaderboard_app = typer.Typer(help="The leaderboard server and its database.",
-                              no_args_is_help=True)  # fmt: skip
+leaderboard_app = typer.Typer(help="The leaderboard server and its database.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens for submitting results.", no_args_is_help=True)
 app.add_typer(leaderboard_app, name="leaderboard")
 leaderboard_app.add_typer(token_app, name="token")
@@ -19,9 +18,12 @@ leaderboard_app.add_typer(token_app, name="token")
 DB_ENV_VAR = "RLBENCH_LEADERBOARD_DB"
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", help=f"Database URL (sqlite:///PATH or postgresql://...); default "
-                              f"${DB_ENV_VAR}, else <data dir>/leaderboard/leaderboard.sqlite."),
-]  # fmt: skip
+    typer.Option(
+        "--db",
+        help=f"Database URL (sqlite:///PATH or postgresql://...); default "
+        f"${DB_ENV_VAR}, else <data dir>/leaderboard/leaderboard.sqlite.",
+    ),
+]
 
 
 def database_url(db: str | None) -> str:
@@ -114,8 +116,10 @@ def import_results(
     report = import_files(factory, files, method=method)
     for name, why in report.refused:
         console.print(f"refused {name}: {why}", soft_wrap=True)
-    console.print(f"imported {len(report.added)} new, {len(report.existing)} already there, "
-                  f"{len(report.refused)} refused")  # fmt: skip
+    console.print(
+        f"imported {len(report.added)} new, {len(report.existing)} already there, "
+        f"{len(report.refused)} refused"
+    )
     if report.refused:
         raise typer.Exit(1)
 
@@ -137,15 +141,18 @@ def serve(
     factory, url = open_database(db)
     if seed:
         report = import_files(factory, result_files([content_dir("baselines") / "results"]))
-        console.print(f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
-                      f"{len(report.refused)} refused")  # fmt: skip
+        console.print(
+            f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
+            f"{len(report.refused)} refused"
+        )
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/")
     uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
 
 
 @token_app.command("create")
-def token_create(name: Annotated[str, typer.Argument(help="Who the token is for.")],
-                 db: DbOption = None) -> None:  # fmt: skip
+def token_create(
+    name: Annotated[str, typer.Argument(help="Who the token is for.")], db: DbOption = None
+) -> None:
     """Issue a token; its value is printed once and only its hash is stored."""
     from rlbench_suite.leaderboard.tokens import TokenError, create_token
 
@@ -160,8 +167,9 @@ def token_create(name: Annotated[str, typer.Argument(help="Who the token is for.
 
 
 @token_app.command("revoke")
-def token_revoke(name: Annotated[str, typer.Argument(help="The token's name.")],
-                 db: DbOption = None) -> None:  # fmt: skip
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")], db: DbOption = None
+) -> None:
     """Revoke a token: requests with it are refused from now on."""
     from rlbench_suite.leaderboard.tokens import TokenError, revoke_token
 
@@ -181,8 +189,13 @@ def token_list(db: DbOption = None) -> None:
 
     factory, _ = open_database(db, sync=False)
     with factory() as session:
-        rows = [(t.name, f"{t.created_at:%Y-%m-%d %H:%M}",
-                 f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "-",
-                 f"revoked {t.revoked_at:%Y-%m-%d}" if t.revoked_at else "live")
-                for t in list_tokens(session)]  # fmt: skip
+        rows = [
+            (
+                t.name,
+                f"{t.created_at:%Y-%m-%d %H:%M}",
+                f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "-",
+                f"revoked {t.revoked_at:%Y-%m-%d}" if t.revoked_at else "live",
+            )
+            for t in list_tokens(session)
+        ]
     print_table("API tokens", ["name", "created", "last used", "state"], rows)

@@ -134,7 +134,11 @@ def result_from_data(data: Any, where: str = "result") -> Result:
     try:
         return Result.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '(result)'}: {e['msg']}" for e in exc.errors()[:8]
-        )
-        raise ResultError(f"{where}: invalid result: {problems}") from None
+        raise ResultError(f"{where}: invalid result: {validation_problems(exc)}") from None
+
+
+def validation_problems(error: ValidationError, most: int = 8, whole: str = "(result)") -> str:
+    """A pydantic error as one line of ``field: message`` pairs (the first ``most``)."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or whole}: {e['msg']}" for e in error.errors()[:most]
+    )

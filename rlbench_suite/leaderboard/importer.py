@@ -17,11 +17,16 @@ from rlbench_suite.leaderboard.store import (
 )
 
 ZOO_FAMILIES = {
-    "ppo": "policy-gradient", "a2c": "policy-gradient", "trpo": "policy-gradient",
-    "sac": "off-policy actor-critic", "td3": "off-policy actor-critic",
-    "ddpg": "off-policy actor-critic", "tqc": "off-policy actor-critic",
-    "dqn": "value-based", "qrdqn": "value-based",
-}  # fmt: skip
+    "ppo": "policy-gradient",
+    "a2c": "policy-gradient",
+    "trpo": "policy-gradient",
+    "sac": "off-policy actor-critic",
+    "td3": "off-policy actor-critic",
+    "ddpg": "off-policy actor-critic",
+    "tqc": "off-policy actor-critic",
+    "dqn": "value-based",
+    "qrdqn": "value-based",
+}
 """Algorithm family of the zoo's algorithms, for the ranking's family filter."""
 
 

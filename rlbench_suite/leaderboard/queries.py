@@ -35,18 +35,28 @@ def episode_scores(card: EnvCard, document: dict) -> np.ndarray:
 
 
 def _runs(session: Session, condition, cards: dict[str, EnvCard]) -> list[Run]:
-    query = (select(Result, Method.name, Method.family)
-             .join(Method, Result.method_id == Method.id).where(condition)
-             .order_by(Result.id))  # fmt: skip
+    query = (
+        select(Result, Method.name, Method.family)
+        .join(Method, Result.method_id == Method.id)
+        .where(condition)
+        .order_by(Result.id)
+    )
     runs = []
     for row, method, family in session.execute(query):
         scores = episode_scores(cards[row.env_id], row.document)
-        runs.append(Run(
-            result_id=row.id, env_id=row.env_id, method=method, score=float(scores.mean()),
-            episode_scores=tuple(float(v) for v in scores), family=family,
-            budget_steps=row.training_budget_steps, verification=row.verification,
-            artifact=row.artifact_sha256,
-        ))  # fmt: skip
+        runs.append(
+            Run(
+                result_id=row.id,
+                env_id=row.env_id,
+                method=method,
+                score=float(scores.mean()),
+                episode_scores=tuple(float(v) for v in scores),
+                family=family,
+                budget_steps=row.training_budget_steps,
+                verification=row.verification,
+                artifact=row.artifact_sha256,
+            )
+        )
     return runs
 
 
@@ -59,8 +69,12 @@ def env_runs(session: Session, env: Environment, protocol_hash: str | None = Non
 
 def env_protocols(session: Session, env_id: str) -> list[tuple[str, int]]:
     """The protocol hashes of an environment's results, with how many each, most first."""
-    query = (select(Result.protocol_hash, func.count()).where(Result.env_id == env_id)
-             .group_by(Result.protocol_hash).order_by(func.count().desc()))  # fmt: skip
+    query = (
+        select(Result.protocol_hash, func.count())
+        .where(Result.env_id == env_id)
+        .group_by(Result.protocol_hash)
+        .order_by(func.count().desc())
+    )
     return [(h, n) for h, n in session.execute(query)]
 
 
@@ -77,13 +91,19 @@ def suite_runs(session: Session, suite: Suite) -> tuple[list[Run], list[str], li
 
 def method_runs(session: Session, method: Method) -> list[Run]:
     """Every run of a method, on any environment (current protocols only)."""
-    envs = {e.id: e for e in session.scalars(
-        select(Environment).join(Result, Result.env_id == Environment.id)
-        .where(Result.method_id == method.id).distinct())}  # fmt: skip
-    current = [(Result.env_id == e.id) & (Result.protocol_hash == e.protocol_hash)
-               for e in envs.values()]  # fmt: skip
+    envs = {
+        e.id: e
+        for e in session.scalars(
+            select(Environment)
+            .join(Result, Result.env_id == Environment.id)
+            .where(Result.method_id == method.id)
+            .distinct()
+        )
+    }
+    current = [
+        (Result.env_id == e.id) & (Result.protocol_hash == e.protocol_hash) for e in envs.values()
+    ]
     if not current:
         return []
     condition = (Result.method_id == method.id) & or_(*current)
     return _runs(session, condition, {i: env_card(e) for i, e in envs.items()})
-

@@ -123,8 +123,9 @@ def iqm_estimate(runs: Sequence[Run]) -> tuple[Estimate, str]:
         values, over = np.asarray(runs[0].episode_scores, dtype=float), "episodes"
     else:
         values, over = np.asarray([r.score for r in runs], dtype=float), "runs"
-    estimate = interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS,
-                                  random_state=BOOTSTRAP_SEED)["iqm"]  # fmt: skip
+    estimate = interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+        "iqm"
+    ]
     return estimate, over
 
 
@@ -159,11 +160,18 @@ def rank_env(runs: Iterable[Run]) -> list[RankedRow]:
     rows = []
     for (method, budget), group in group_runs(runs).items():
         estimate, over = iqm_estimate(group)
-        rows.append(RankedRow(
-            method=method, family=group[0].family, budget_class=budget, estimate=estimate,
-            runs=len(group), interval_over=over, result_ids=tuple(r.result_id for r in group),
-            verified_runs=sum(r.verification == "verified" for r in group),
-        ))  # fmt: skip
+        rows.append(
+            RankedRow(
+                method=method,
+                family=group[0].family,
+                budget_class=budget,
+                estimate=estimate,
+                runs=len(group),
+                interval_over=over,
+                result_ids=tuple(r.result_id for r in group),
+                verified_runs=sum(r.verification == "verified" for r in group),
+            )
+        )
     return _ranked(rows)
 
 
@@ -204,13 +212,28 @@ def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow
             have = {r.env_id for r in group}
             missing = tuple(env for env in envs if env not in have)
             nan = Estimate(float("nan"), float("nan"), float("nan"), 0.95)
-            incomplete.append(RankedRow(method, group[0].family, budget, nan, 0, over, ids,
-                                        verified, missing_envs=missing))  # fmt: skip
+            incomplete.append(
+                RankedRow(
+                    method,
+                    group[0].family,
+                    budget,
+                    nan,
+                    0,
+                    over,
+                    ids,
+                    verified,
+                    missing_envs=missing,
+                )
+            )
             continue
-        estimate = interval_estimates(matrix, "iqm", reps=BOOTSTRAP_REPS,
-                                      random_state=BOOTSTRAP_SEED)["iqm"]  # fmt: skip
-        rows.append(RankedRow(method, group[0].family, budget, estimate, matrix.shape[0], over,
-                              ids, verified))  # fmt: skip
+        estimate = interval_estimates(
+            matrix, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+        )["iqm"]
+        rows.append(
+            RankedRow(
+                method, group[0].family, budget, estimate, matrix.shape[0], over, ids, verified
+            )
+        )
     return _ranked(rows), incomplete
 
 

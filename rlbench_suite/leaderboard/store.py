@@ -59,8 +59,10 @@ def protocol_differences(claimed: dict[str, Any], expected: dict[str, Any]) -> l
         if mine == theirs:
             continue
         if key == "seeds" and isinstance(mine, list) and isinstance(theirs, list):
-            lines.append(f"seeds: {len(mine)} from {min(mine)} vs the card's {len(theirs)} "
-                         f"from {min(theirs)}")  # fmt: skip
+            lines.append(
+                f"seeds: {len(mine)} from {min(mine)} vs the card's {len(theirs)} "
+                f"from {min(theirs)}"
+            )
         else:
             lines.append(f"{key}: {_short(mine)} vs the card's {_short(theirs)}")
     return lines
@@ -94,7 +96,8 @@ def default_method_name(policy: dict[str, Any]) -> str:
     if policy.get("kind") == "baseline" and spec.count("/") >= 1:
         return "zoo-" + spec.split(":", 1)[-1].split("/")[1]
     name = str(policy.get("name") or policy.get("kind") or "unnamed")
-    return re.sub(r"[/_-]seed[-_]?\d+$", "", name)[:100] or "unnamed"
+    name = re.sub(r"[/_-]seed[-_]?\d+$", "", name)
+    return re.sub(r"[^A-Za-z0-9 _.+()/-]", "_", name).strip(" _.+()/-")[:100] or "unnamed"
 
 
 def method_named(session: Session, name: str, **fields: Any) -> Method:
@@ -190,8 +193,14 @@ def accept_result(
     existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
     if existing is not None:
         return Stored(existing, False)
-    submission = Submission(kind=kind, token_id=token_id, method_id=method.id, env_id=doc.env_id,
-                            artifact_sha256=None, metadata_={})  # fmt: skip
+    submission = Submission(
+        kind=kind,
+        token_id=token_id,
+        method_id=method.id,
+        env_id=doc.env_id,
+        artifact_sha256=None,
+        metadata_={},
+    )
     session.add(submission)
     session.flush()
     stored = store_result(session, doc, method=method, submission=submission)
