@@ -49,7 +49,7 @@ def score_distribution(groups: tuple[tuple[str, tuple[float, ...]], ...], scale:
     labels = [label for label, _ in groups][::-1]
     values = [list(scores) for _, scores in groups][::-1]
     if values:
-        axes.boxplot(values, vert=False, widths=0.5)
+        axes.boxplot(values, orientation="horizontal", widths=0.5)
         for index, scores in enumerate(values, start=1):
             axes.scatter(scores, [index] * len(scores), s=12, alpha=0.7, zorder=3)
         axes.set_yticks(range(1, len(labels) + 1), labels, fontsize=8)

@@ -91,15 +91,8 @@ def suite_runs(session: Session, suite: Suite) -> tuple[list[Run], list[str], li
 
 def method_runs(session: Session, method: Method) -> list[Run]:
     """Every run of a method, on any environment (current protocols only)."""
-    envs = {
-        e.id: e
-        for e in session.scalars(
-            select(Environment)
-            .join(Result, Result.env_id == Environment.id)
-            .where(Result.method_id == method.id)
-            .distinct()
-        )
-    }
+    ids = select(Result.env_id).where(Result.method_id == method.id).distinct()
+    envs = {e.id: e for e in session.scalars(select(Environment).where(Environment.id.in_(ids)))}
     current = [
         (Result.env_id == e.id) & (Result.protocol_hash == e.protocol_hash) for e in envs.values()
     ]
