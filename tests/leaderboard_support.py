@@ -176,23 +176,46 @@ def seeded(db_url: str, random_results: list[Path]):
     factory.kw["bind"].dispose()
 
 
-def make_onnx(custom_domain: str | None = None) -> bytes:
-    """A tiny ONNX policy (observation -> action logits), or one with a custom operator."""
+def make_onnx(custom_domain: str | None = None, loop: bool = False) -> bytes:
+    """A tiny CartPole ONNX policy (obs -> logits), one with a custom operator, or one whose
+    graph loops (nearly) forever."""
     from onnx import TensorProto, helper
 
     weights = helper.make_tensor("w", TensorProto.FLOAT, [4, 2], [0.1] * 8)
-    if custom_domain is None:
-        node = helper.make_node("MatMul", ["obs", "w"], ["action"])
-        opsets = [helper.make_opsetid("", 17)]
-    else:
-        node = helper.make_node("Boom", ["obs", "w"], ["action"], domain=custom_domain)
-        opsets = [helper.make_opsetid("", 17), helper.make_opsetid(custom_domain, 1)]
+    opsets = [helper.make_opsetid("", 17)]
+    nodes = [helper.make_node("MatMul", ["obs", "w"], ["logits" if not loop else "start"])]
+    initializers = [weights]
+    if custom_domain is not None:
+        nodes = [helper.make_node("Boom", ["obs", "w"], ["logits"], domain=custom_domain)]
+        opsets.append(helper.make_opsetid(custom_domain, 1))
+    if loop:
+        body = helper.make_graph(
+            [
+                helper.make_node("Identity", ["cond"], ["cond_out"]),
+                helper.make_node("Identity", ["v"], ["v_out"]),
+            ],
+            "spin",
+            [
+                helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("v", TensorProto.FLOAT, ["batch", 2]),
+            ],
+            [
+                helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("v_out", TensorProto.FLOAT, ["batch", 2]),
+            ],
+        )
+        initializers += [
+            helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
+            helper.make_tensor("yes", TensorProto.BOOL, [], [True]),
+        ]
+        nodes.append(helper.make_node("Loop", ["trips", "yes", "start"], ["logits"], body=body))
     graph = helper.make_graph(
-        [node],
+        nodes,
         "policy",
-        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 4])],
-        [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, 2])],
-        initializer=[weights],
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 2])],
+        initializer=initializers,
     )
     return helper.make_model(graph, opset_imports=opsets).SerializeToString()
 

@@ -1,4 +1,4 @@
-"""``rlbench leaderboard init | migrate | import | serve | token create/revoke/list``."""
+"""``rlbench leaderboard init | migrate | import | serve | verify | token create/revoke/list``."""
 
 from __future__ import annotations
 
@@ -147,6 +147,32 @@ def serve(
         )
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/")
     uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+
+
+@leaderboard_app.command("verify")
+def verify(
+    db: DbOption = None,
+    once: Annotated[bool, typer.Option(help="Run the queued jobs, then stop.")] = False,
+    poll_s: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between looks at the queue.")
+    ] = 5.0,
+    cpu_s: Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")] = 600,
+    wall_s: Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")] = 900,
+    memory_gb: Annotated[float, typer.Option(min=0.1, help="Memory per verification.")] = 4.0,
+) -> None:
+    """Verify queued ONNX submissions: re-evaluate each in a limited process, store it verified."""
+    import time
+
+    from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
+
+    factory, _ = open_database(db)
+    limits = WorkerLimits(cpu_s=cpu_s, wall_s=wall_s, memory_bytes=int(memory_gb * 1024**3))
+    while True:
+        for job_id, state in run_pending(factory, limits):
+            console.print(f"verification job {job_id}: {state}")
+        if once:
+            return
+        time.sleep(poll_s)
 
 
 @token_app.command("create")
