@@ -4,6 +4,7 @@ SQLite and on PostgreSQL, and the zoo's committed results as a corpus."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -244,3 +245,54 @@ def app_client(db_url: str):
     with TestClient(create_app(factory, limits)) as client:
         yield client, factory, alice, mallory
     factory.kw["bind"].dispose()
+
+
+SERVER_SCRIPT = """
+import sys, uvicorn
+from rlbench_suite.core.catalog import cards
+from rlbench_suite.registry import spec_hash
+from rlbench_suite.leaderboard.app import create_app
+from rlbench_suite.leaderboard.limits import Limits
+from rlbench_suite.leaderboard.startup import prepare_database
+url, port = sys.argv[1], int(sys.argv[2])
+ids = {"rlbench/CartPole-v1", "rlbench/Acrobot-v1", "rlbench/Pendulum-v1"}
+factory = prepare_database(url, [c for c in cards().values() if c.id in ids], spec_hash)
+app = create_app(factory, Limits(submissions_per_minute=100_000))
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+@contextlib.contextmanager
+def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process)."""
+    import sys
+    import time
+
+    import httpx
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT, url, str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited: {process.stdout.read()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/api/envs", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not answer within 120 s")
+            time.sleep(0.2)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)

@@ -75,7 +75,10 @@ def init(db: DbOption = None) -> None:
         active = select(func.count()).select_from(Environment).where(Environment.active)
         envs = session.scalar(active)
         suites = session.scalar(select(func.count()).select_from(Suite))
-    console.print(f"leaderboard database {shown_url(url)}: {envs} environments, {suites} suites")
+    console.print(
+        f"leaderboard database {shown_url(url)}: {envs} environments, {suites} suites",
+        soft_wrap=True,
+    )
 
 
 @leaderboard_app.command("migrate")
@@ -94,7 +97,7 @@ def migrate(
         raise fail(exc) from None
     before = current_revision(engine)
     after = upgrade(engine, revision)
-    console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}")
+    console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}", soft_wrap=True)
 
 
 @leaderboard_app.command("import")
@@ -145,7 +148,7 @@ def serve(
             f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
             f"{len(report.refused)} refused"
         )
-    console.print(f"serving {shown_url(url)} on http://{host}:{port}/")
+    console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
     uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
 
 

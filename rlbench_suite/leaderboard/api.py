@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
@@ -114,18 +115,23 @@ async def post_result(
             f"malformed JSON: {type(exc).__name__} at byte "
             f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}",
         ) from None
-    try:
+
+    def store() -> tuple[int, bool, str]:  # in a worker thread: the event loop keeps serving
         with request.app.state.factory.begin() as session:
             stored = accept_result(session, data, method_name=method, token_id=token_id)
-            payload = {
-                "id": stored.result.id,
-                "created": stored.created,
-                "verification": stored.result.verification,
-                "url": str(request.url_for("result_page", result_id=stored.result.id)),
-            }
+            return stored.result.id, stored.created, stored.result.verification
+
+    try:
+        result_id, created, verification = await run_in_threadpool(store)
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
-    return JSONResponse(payload, status_code=201 if stored.created else 200)
+    payload = {
+        "id": result_id,
+        "created": created,
+        "verification": verification,
+        "url": str(request.url_for("result_page", result_id=result_id)),
+    }
+    return JSONResponse(payload, status_code=201 if created else 200)
 
 
 async def _once(body: bytes) -> AsyncIterator[bytes]:
@@ -152,19 +158,23 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
             "text field 'metadata' (JSON)",
         )
     content = await policy.read()
-    try:
+
+    def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
         meta = parse_metadata(metadata)
         with request.app.state.factory.begin() as session:
             submission, job = submit_policy(session, content, policy.filename, meta, token_id)
-            payload = {
+            return {
                 "submission": submission.id,
                 "job": job.id,
                 "state": job.state,
                 "artifact_sha256": submission.artifact_sha256,
-                "url": str(request.url_for("submission_status", submission_id=submission.id)),
             }
+
+    try:
+        payload = await run_in_threadpool(store)
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
+    payload["url"] = str(request.url_for("submission_status", submission_id=payload["submission"]))
     return JSONResponse(payload, status_code=202)
 
 

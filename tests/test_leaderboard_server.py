@@ -1,0 +1,102 @@
+"""The real server (uvicorn on 127.0.0.1) on SQLite and PostgreSQL: concurrent submissions
+are each stored exactly once, and a server killed mid-submission loses none it acknowledged."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, select
+
+from rlbench_suite.leaderboard.db import normalize_url
+from rlbench_suite.leaderboard.models import Result
+from rlbench_suite.leaderboard.startup import prepare_database
+from rlbench_suite.leaderboard.tokens import create_token
+from tests.leaderboard_support import live_server
+
+pytestmark = pytest.mark.slow
+
+
+def variants(path, n: int) -> list[bytes]:
+    """``n`` distinct valid Results: one real result, each with its own command line."""
+    data = json.loads(path.read_text())
+    bodies = []
+    for i in range(n):
+        data["provenance"]["command"] = ["rlbench", "eval", "--run", str(i)]
+        bodies.append(json.dumps(data).encode())
+    return bodies
+
+
+def token_for(db_url: str) -> str:
+    factory = prepare_database(db_url)
+    with factory.begin() as session:
+        _, value = create_token(session, "load")
+    factory.kw["bind"].dispose()
+    return value
+
+
+def stored_ids(db_url: str) -> list[int]:
+    engine = create_engine(normalize_url(db_url))
+    with engine.connect() as connection:
+        ids = list(connection.scalars(select(Result.id)))
+    engine.dispose()
+    return ids
+
+
+async def post_all(
+    base: str, token: str, bodies: list[bytes], killed: bool = False
+) -> list[httpx.Response | None]:
+    limits = httpx.Limits(max_connections=200)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+
+        async def post(body: bytes) -> httpx.Response | None:
+            try:
+                return await client.post(
+                    "/api/results", content=body, headers={"Authorization": f"Bearer {token}"}
+                )
+            except httpx.TransportError as exc:
+                return None if killed else pytest.fail(f"{type(exc).__name__}: {exc}")
+
+        return await asyncio.gather(*(post(b) for b in bodies))
+
+
+def test_200_concurrent_submissions_are_each_stored_exactly_once(db_url, random_results):
+    token = token_for(db_url)
+    bodies = variants(random_results[0], 200)
+    with live_server(db_url) as (base, _):
+        # every result twice, all at once: 200 new rows, the second of each pair finds the first
+        responses = asyncio.run(post_all(base, token, bodies + bodies))
+    failed = [
+        r if r is None else (r.status_code, r.text[:200])
+        for r in responses
+        if r is None or r.status_code not in (200, 201)
+    ]
+    assert failed == []
+    ids = [r.json()["id"] for r in responses]
+    assert ids[:200] == ids[200:]  # a pair got one id
+    assert len(set(ids)) == 200
+    assert sorted(r.json()["created"] for r in responses).count(True) == 200
+    assert sorted(stored_ids(db_url)) == sorted(set(ids))
+
+
+def test_a_killed_server_loses_no_acknowledged_submission(db_url, random_results):
+    token = token_for(db_url)
+    bodies = variants(random_results[1], 120)
+
+    async def submit_and_kill(base: str, process) -> list[httpx.Response | None]:
+        task = asyncio.create_task(post_all(base, token, bodies, killed=True))
+        while True:  # kill the server once part of the submissions are in
+            await asyncio.sleep(0.05)
+            if len(stored_ids(db_url)) >= 20 or task.done():
+                break
+        process.send_signal(signal.SIGKILL)
+        return await task
+
+    with live_server(db_url) as (base, process):
+        responses = asyncio.run(submit_and_kill(base, process))
+    acknowledged = {r.json()["id"] for r in responses if r is not None and r.status_code == 201}
+    assert acknowledged, "the server was killed before acknowledging anything"
+    assert acknowledged <= set(stored_ids(db_url))
