@@ -5,6 +5,7 @@ server-rendered, escaped, without scripts or outside resources."""
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -143,3 +144,27 @@ def test_pages_need_no_script_and_nothing_from_outside(site, path):
     assert not re.search(r'(src|href)="(https?:)?//', page.text)
     css = client.get("/static/style.css")
     assert css.status_code == 200 and "@import" not in css.text and "url(" not in css.text
+
+
+def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
+    from rlbench_suite.leaderboard.export import LINK, SKIPPED, export_site
+
+    client, factory = site
+    files = export_site(client.app, tmp_path)
+    home = (tmp_path / "index.html").read_text()
+    assert home == client.get("/").text
+    env = (tmp_path / "envs/rlbench/CartPole-v1/index.html").read_text()
+    assert [r[1] for r in ranking_rows(env)] == ["zoo-ppo", "random"]
+    assert (tmp_path / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")
+    with factory() as session:
+        ids = list(session.scalars(select(Result.id)))
+    for result_id in ids:
+        assert (tmp_path / f"results/{result_id}/index.html").is_file()
+        stored = json.loads((tmp_path / f"api/results/{result_id}").read_text())
+        assert stored["id"] == result_id
+    for page in (f for f in files if f.name == "index.html"):
+        for link in LINK.findall(page.read_text()):
+            if "?" in link or link.startswith(SKIPPED):
+                continue
+            target = tmp_path / html.unescape(link).lstrip("/")
+            assert target.is_file() or (target / "index.html").is_file(), (page, link)

@@ -1,4 +1,4 @@
-"""``rlbench leaderboard init | migrate | import | serve | verify | token create/revoke/list``."""
+"""``rlbench leaderboard init | migrate | import | serve | export | verify | token ...``."""
 
 from __future__ import annotations
 
@@ -150,6 +150,23 @@ def serve(
         )
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
     uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+
+
+@leaderboard_app.command("export")
+def export(
+    out: Annotated[Path, typer.Argument(help="The folder to write the site into.")],
+    db: DbOption = None,
+) -> None:
+    """Write the whole site as static HTML (with its plots) for hosting without a server."""
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.export import export_site
+
+    factory, _ = open_database(db)
+    files = export_site(create_app(factory), out)
+    pages = sum(f.name == "index.html" for f in files)
+    console.print(
+        f"exported {pages} pages and {len(files) - pages} other files to {out}", soft_wrap=True
+    )
 
 
 @leaderboard_app.command("verify")
