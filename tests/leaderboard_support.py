@@ -262,13 +262,29 @@ uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 """
 
 
+def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 120) -> None:
+    """Wait until the server at ``base`` answers; fail with its output if it exits."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {process.stdout.read()[-2000:]}")
+        try:
+            httpx.get(f"{base}/api/envs", timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not answer within {seconds} s") from None
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
     """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process)."""
     import sys
-    import time
-
-    import httpx
 
     port = _free_port()
     process = subprocess.Popen(
@@ -279,20 +295,37 @@ def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited: {process.stdout.read()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/api/envs", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not answer within 120 s")
-            time.sleep(0.2)
+        wait_until_serving(base, process)
         yield base, process
     finally:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serve_cli(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``rlbench leaderboard serve`` on a free port with ``data_dir`` as the data directory;
+    yields (base URL, process) once it answers, and stops it after."""
+    import sys
+
+    port = _free_port()
+    env = {**os.environ, "RLBENCH_DATA_DIR": str(data_dir)}
+    command = [
+        sys.executable,
+        "-m",
+        "rlbench_suite.cli",
+        "leaderboard",
+        "serve",
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", process)
+        yield f"http://127.0.0.1:{port}", process
+    finally:
+        if process.poll() is None:
+            process.terminate()

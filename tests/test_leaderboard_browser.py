@@ -8,13 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.leaderboard_support import ZOO_RESULTS, _free_port
+from tests.leaderboard_support import ZOO_RESULTS, serve_cli
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.slow
@@ -57,27 +55,8 @@ def server(tmp_path_factory, random_results):
         text=True,
     )
     assert imported.returncode == 0, imported.stderr
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rlbench_suite.cli", "leaderboard", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        assert process.poll() is None, process.stdout.read()
-        try:
-            httpx.get(base + "/", timeout=5)
-            break
-        except httpx.TransportError:
-            assert time.monotonic() < deadline
-            time.sleep(0.3)
-    yield base
-    process.terminate()
-    process.communicate(timeout=30)
+    with serve_cli(data) as (base, _):
+        yield base
 
 
 @pytest.fixture

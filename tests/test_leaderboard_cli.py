@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 
 from tests.conftest import run_cli
@@ -52,39 +51,16 @@ def test_a_bad_database_url_is_refused_clearly(tmp_path):
 
 
 def test_serve_shows_the_zoo_results_on_a_fresh_database(tmp_path):
-    import subprocess
-    import sys
-    import time
-
     import httpx
 
-    from tests.leaderboard_support import _free_port
+    from tests.leaderboard_support import serve_cli
 
-    port = _free_port()
-    env = {**os.environ, "RLBENCH_DATA_DIR": str(tmp_path)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "rlbench_suite.cli", "leaderboard", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, server.stdout.read()
-            try:
-                home = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the server did not answer"
-                time.sleep(0.3)
+    with serve_cli(tmp_path) as (base, server):
+        home = httpx.get(f"{base}/", timeout=30)
         assert home.status_code == 200
         assert f"{len(ZOO_RESULTS)} results (0 verified)" in home.text
-        page = httpx.get(f"http://127.0.0.1:{port}/envs/rlbench/CartPole-v1", timeout=30)
+        page = httpx.get(f"{base}/envs/rlbench/CartPole-v1", timeout=30)
         assert '<td><a href="/methods/zoo-ppo">zoo-ppo</a>' in page.text
-    finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
+    output = server.communicate(timeout=30)[0]
     assert f"zoo results: {len(ZOO_RESULTS)} new, 0 there, 0 refused" in output
     assert f"serving sqlite:///{tmp_path}/leaderboard/leaderboard.sqlite" in output

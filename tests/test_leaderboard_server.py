@@ -100,3 +100,37 @@ def test_a_killed_server_loses_no_acknowledged_submission(db_url, random_results
     acknowledged = {r.json()["id"] for r in responses if r is not None and r.status_code == 201}
     assert acknowledged, "the server was killed before acknowledging anything"
     assert acknowledged <= set(stored_ids(db_url))
+
+
+def test_rlbench_submit_of_an_onnx_policy_produces_a_verified_row(db_url, tmp_path):
+    from rlbench_suite.leaderboard.worker import run_pending
+    from tests.conftest import run_cli
+    from tests.leaderboard_support import REPO
+
+    token = token_for(db_url)
+    result = REPO / "baselines/results/CartPole-v1/ppo/seed-1/result.json"
+    policy = REPO / "baselines/policies/CartPole-v1/ppo/seed-1/policy.onnx"
+    with live_server(db_url) as (base, _):
+        no_token = {"RLBENCH_LEADERBOARD_TOKEN": "", "XDG_CONFIG_HOME": str(tmp_path)}
+        refused = run_cli("submit", str(result), "--server", base, env=no_token)
+        assert refused.returncode == 2
+        assert "no token: set RLBENCH_LEADERBOARD_TOKEN" in refused.stderr
+        done = run_cli(
+            "submit",
+            str(result),
+            "--policy",
+            str(policy),
+            "--server",
+            base,
+            env={"RLBENCH_LEADERBOARD_TOKEN": token},
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"result stored (self-reported): {base}/results/" in done.stdout
+        assert "queued for verification" in done.stdout
+        factory = prepare_database(db_url)
+        assert [state for _, state in run_pending(factory)] == ["done"]
+        factory.kw["bind"].dispose()
+        rows = httpx.get(f"{base}/api/results", params={"env": "rlbench/CartPole-v1"}).json()
+    assert sorted(r["verification"] for r in rows) == ["self-reported", "verified"]
+    assert {r["method"] for r in rows} == {"zoo-ppo"}
+    assert len({r["artifact_sha256"] for r in rows}) == 1  # the same policy, verified

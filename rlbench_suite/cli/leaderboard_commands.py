@@ -1,4 +1,4 @@
-"""``rlbench leaderboard init | migrate | import | serve | export | verify | token ...``."""
+"""``rlbench leaderboard init|migrate|import|serve|export|verify|token ...``, ``rlbench submit``."""
 
 from __future__ import annotations
 
@@ -193,6 +193,49 @@ def verify(
         if once:
             return
         time.sleep(poll_s)
+
+
+@app.command("submit")
+def submit(
+    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
+    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
+    policy: Annotated[
+        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
+    ] = None,
+    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
+) -> None:
+    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
+    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
+    import json
+
+    import platformdirs
+
+    from rlbench_suite.core.result import ResultError, load_result
+    from rlbench_suite.leaderboard.client import (
+        SubmitError,
+        find_token,
+        submit_policy,
+        submit_result,
+    )
+    from rlbench_suite.leaderboard.store import default_method_name
+
+    try:
+        doc = load_result(result)
+        config = Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
+        token = find_token(config)
+        answer = submit_result(server, token, result, method)
+        state = "stored" if answer["created"] else "already there"
+        console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
+        if policy is not None:
+            data = json.loads(doc.model_dump_json())
+            name = method or default_method_name(data["policy"])
+            queued = submit_policy(server, token, policy, data, name)
+            console.print(
+                f"policy {queued['artifact_sha256'][:12]} queued for verification: {queued['url']}",
+                soft_wrap=True,
+            )
+    except (ResultError, SubmitError, OSError) as exc:
+        raise fail(exc) from None
 
 
 @token_app.command("create")
