@@ -37,6 +37,12 @@ def submit(client, token: str, content: bytes, method: str = "zoo-ppo") -> dict:
 
 def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     client, factory, alice, _ = app_client
+    # a self-reported result of the same policy that the re-evaluation will not reproduce
+    forged = json.loads(ZOO_RESULT.read_text())
+    forged["returns"][0] -= 1.0
+    forged["aggregates"]["return_mean"]["point"] = sum(forged["returns"]) / len(forged["returns"])
+    posted = client.post("/api/results", json=forged, headers={"Authorization": f"Bearer {alice}"})
+    assert posted.status_code == 201, posted.text
     job = submit(client, alice, ZOO_ONNX.read_bytes())
     assert run_pending(factory) == [(job["job"], "done")]
     status = client.get(job["url"]).json()["job"]
@@ -50,10 +56,22 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     # the same policy, the same seeds: the re-evaluation agrees with the self-reported result
     self_reported = json.loads(ZOO_RESULT.read_text())
     assert row.document["returns"] == self_reported["returns"]
+    # the zoo's self-reported result of this policy is reproduced exactly: now verified too;
+    # the altered one is not, and the difference is reported
+    with factory() as session:
+        same = session.scalars(
+            select(Result).where(
+                Result.artifact_sha256 == job["artifact_sha256"], Result.id != row.id
+            )
+        ).all()
+        levels = {r.id: r.verification for r in same}
+    altered = posted.json()["id"]
+    assert levels.pop(altered) == "self-reported" and set(levels.values()) == {"verified"}
+    differences = client.get(job["url"]).json()["disagreements"][str(altered)]
+    assert differences[0].startswith("episode 0 (seed 1000000): (return, length, success)")
     ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
     ppo = next(r for r in ranking["rows"] if r["method"] == "zoo-ppo")
     assert ppo["runs"] == 5 and ppo["verified_runs"] == 1  # one run per artifact, verified first
-    assert status["result"] in ppo["result_ids"]
     verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
     assert "zoo-ppo" in verified.text and "1/1" in verified.text
     assert f'href="/results/{status["result"]}"' in client.get("/").text

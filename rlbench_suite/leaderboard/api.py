@@ -194,6 +194,7 @@ def submission_status(request: Request, submission_id: int) -> dict[str, Any]:
             "env_id": submission.env_id,
             "method": submission.method.name,
             "artifact_sha256": submission.artifact_sha256,
+            "disagreements": submission.metadata_.get("disagreements", {}),
             "job": None
             if job is None
             else {"id": job.id, "state": job.state, "error": job.error, "result": job.result_id},

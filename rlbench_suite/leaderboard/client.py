@@ -32,8 +32,9 @@ def _post(server: str, path: str, token: str, **kwargs: Any) -> dict[str, Any]:
 
     url = server.rstrip("/") + path
     try:
-        response = httpx.post(url, headers={"Authorization": f"Bearer {token}"}, timeout=120,
-                              **kwargs)  # fmt: skip
+        response = httpx.post(
+            url, headers={"Authorization": f"Bearer {token}"}, timeout=120, **kwargs
+        )
     except httpx.HTTPError as exc:
         raise SubmitError(f"cannot reach {url}: {exc}") from None
     try:
@@ -51,13 +52,21 @@ def submit_result(server: str, token: str, result: Path, method: str | None) -> 
     return _post(server, "/api/results", token, content=result.read_bytes(), params=params)
 
 
-def submit_policy(server: str, token: str, policy: Path, result: dict[str, Any],
-                  method: str) -> dict[str, Any]:  # fmt: skip
+def submit_policy(
+    server: str, token: str, policy: Path, result: dict[str, Any], method: str
+) -> dict[str, Any]:
     """POST an ONNX policy with the metadata of the Result it produced; queued to verify."""
     identity = result.get("policy", {})
-    metadata = {"env_id": result["env_id"], "method": method,
-                "training_budget_steps": result.get("training_budget_steps"),
-                "train_seeds": identity.get("train_seeds", [])}  # fmt: skip
-    return _post(server, "/api/submissions", token,
-                 files={"policy": (policy.name, policy.read_bytes())},
-                 data={"metadata": json.dumps(metadata)})  # fmt: skip
+    metadata = {
+        "env_id": result["env_id"],
+        "method": method,
+        "training_budget_steps": result.get("training_budget_steps"),
+        "train_seeds": identity.get("train_seeds", []),
+    }
+    return _post(
+        server,
+        "/api/submissions",
+        token,
+        files={"policy": (policy.name, policy.read_bytes())},
+        data={"metadata": json.dumps(metadata)},
+    )
