@@ -49,7 +49,9 @@ def stored_ids(db_url: str) -> list[int]:
 async def post_all(
     base: str, token: str, bodies: list[bytes], killed: bool = False
 ) -> list[httpx.Response | None]:
-    limits = httpx.Limits(max_connections=200)
+    # a fresh connection per request: a kept-alive one can be closed by the server's idle
+    # timeout just as the next POST goes out, which no client may safely retry
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=0)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
 
         async def post(body: bytes) -> httpx.Response | None:
@@ -131,6 +133,7 @@ def test_rlbench_submit_of_an_onnx_policy_produces_a_verified_row(db_url, tmp_pa
         assert [state for _, state in run_pending(factory)] == ["done"]
         factory.kw["bind"].dispose()
         rows = httpx.get(f"{base}/api/results", params={"env": "rlbench/CartPole-v1"}).json()
-    assert sorted(r["verification"] for r in rows) == ["self-reported", "verified"]
+    # the re-evaluation reproduced the submitted result, so both rows are verified now
+    assert [r["verification"] for r in rows] == ["verified", "verified"]
     assert {r["method"] for r in rows} == {"zoo-ppo"}
-    assert len({r["artifact_sha256"] for r in rows}) == 1  # the same policy, verified
+    assert len({r["artifact_sha256"] for r in rows}) == 1  # the same policy

@@ -58,7 +58,8 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # more connections than the server's worker threads (40), so none waits for the pool
+    return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=30)
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
