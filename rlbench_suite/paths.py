@@ -28,6 +28,11 @@ def results_dir() -> Path:
     return data_dir() / "results"
 
 
+def leaderboard_dir() -> Path:
+    """Default folder of the leaderboard's embedded database: ``<data dir>/leaderboard``."""
+    return data_dir() / "leaderboard"
+
+
 def runs_dir() -> Path:
     """Default folder of training runs: ``<data dir>/runs``."""
     return data_dir() / "runs"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,distributed,plots,docs,dev}"
+EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,leaderboard,distributed,plots,docs,dev}"
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"
@@ -14,6 +14,13 @@ pip_install() {
   # quiet, minus the notes about local wheel folders some machines' pip config names
   .venv/bin/python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 }
+APT_UPDATED=0
+apt_install() {
+  # Debian packages, as root only; the package lists are fetched once per run
+  if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+can_apt() { command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; }
 pip_install --upgrade pip
 # torch first, pinned: an unpinned torch pulls a multi-GB CUDA build. The project's machines
 # carry the CPU wheel of 2.13.0 locally; elsewhere set TORCH_INDEX_URL, e.g.
@@ -23,11 +30,31 @@ pip_install -e ".[${EXTRAS}]"
 # MuJoCo renders rgb_array frames headless through EGL (the package sets MUJOCO_GL=egl when
 # there is no display): install Mesa's EGL where it is missing and we may.
 if ! .venv/bin/python -c "import ctypes.util as u, sys; sys.exit(u.find_library('EGL') is None)"; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  if can_apt; then
     echo "== installing Mesa EGL for headless MuJoCo rendering"
-    apt-get update -qq && apt-get install -y -qq libegl1 libegl-mesa0 libgl1-mesa-dri >/dev/null
+    apt_install libegl1 libegl-mesa0 libgl1-mesa-dri
   else
     echo "== note: libEGL not found; MuJoCo rendering needs it (apt-get install libegl1 libegl-mesa0)"
+  fi
+fi
+# The leaderboard's tests run against PostgreSQL too (a throwaway cluster on 127.0.0.1):
+# install Debian's server where it is missing and we may.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if can_apt; then
+    echo "== installing PostgreSQL for the leaderboard's database tests"
+    apt_install postgresql
+  else
+    echo "== note: PostgreSQL not found; its leaderboard tests will be skipped (apt-get install postgresql)"
+  fi
+fi
+# The leaderboard's browser tests drive Debian's Chromium through Playwright (Playwright's
+# own browser download is not used).
+if ! command -v chromium >/dev/null; then
+  if can_apt; then
+    echo "== installing Chromium for the leaderboard's browser tests"
+    apt_install chromium
+  else
+    echo "== note: Chromium not found; the leaderboard's browser tests will be skipped (apt-get install chromium)"
   fi
 fi
 echo "== installed: $(.venv/bin/rlbench --version)"

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# the leaderboard tests' fixtures: a PostgreSQL cluster per test process, databases, corpus
+pytest_plugins = ["tests.leaderboard_support"]
 
 
 @pytest.fixture

@@ -154,6 +154,21 @@ def test_core_imports_nothing_of_the_suite_outside_core():
     assert outside == set()
 
 
+def test_the_leaderboard_imports_only_core_and_the_worker_the_harness():
+    allowed = ("rlbench_suite.core", "rlbench_suite.resources", "rlbench_suite.leaderboard")
+    worker_extra = ("rlbench_suite.evaluation", "rlbench_suite.registry", "rlbench_suite.policies")
+    outside = {
+        (module, target)
+        for module, targets in import_graph().items()
+        if module.startswith("rlbench_suite.leaderboard")
+        for target in targets
+        if not target.startswith(allowed)
+        and not (module.startswith("rlbench_suite.leaderboard.worker")
+                 and target.startswith(worker_extra))
+    }
+    assert outside == set()
+
+
 # Requirements that no result depends on: the command line, card editing, remotes.
 NOT_IN_RESULTS = {"typer", "rich", "tomlkit", "platformdirs", "fsspec", "filelock", "s3fs",
                   "pyyaml", "optuna", "cloudpickle"}  # fmt: skip

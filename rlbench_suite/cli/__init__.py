@@ -7,6 +7,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     datasets_commands,
     doctor_command,
     eval_commands,
+    leaderboard_commands,
     text_figures_command,
     train_command,
     tune_command,

@@ -118,18 +118,27 @@ def load_result(path: str | Path) -> Result:
         raise ResultError(f"{path}: no such result file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultError(f"{path}: not a JSON result file ({exc})") from None
+    return result_from_data(data, str(path))
+
+
+def result_from_data(data: Any, where: str = "result") -> Result:
+    """Validate a decoded JSON result; :class:`ResultError` says what is wrong, after ``where``."""
     if not isinstance(data, dict):
-        raise ResultError(f"{path}: a result is a JSON object, got {type(data).__name__}")
+        raise ResultError(f"{where}: a result is a JSON object, got {type(data).__name__}")
     version = data.get("schema_version")
     if version != RESULT_SCHEMA_VERSION:
         raise ResultError(
-            f"{path}: result schema_version {version!r} is not supported; this rlbench-suite "
+            f"{where}: result schema_version {version!r} is not supported; this rlbench-suite "
             f"reads version {RESULT_SCHEMA_VERSION}"
         )
     try:
         return Result.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or '(result)'}: {e['msg']}" for e in exc.errors()[:8]
-        )
-        raise ResultError(f"{path}: invalid result: {problems}") from None
+        raise ResultError(f"{where}: invalid result: {validation_problems(exc)}") from None
+
+
+def validation_problems(error: ValidationError, most: int = 8, whole: str = "(result)") -> str:
+    """A pydantic error as one line of ``field: message`` pairs (the first ``most``)."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or whole}: {e['msg']}" for e in error.errors()[:most]
+    )

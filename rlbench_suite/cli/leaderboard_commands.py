@@ -1,0 +1,290 @@
+"""``rlbench leaderboard init|migrate|import|serve|export|verify|token ...``, ``rlbench submit``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rlbench_suite.cli.common import app, console, fail, print_table
+
+leaderboard_app = typer.Typer(help="The leaderboard server and its database.", no_args_is_help=True)
+token_app = typer.Typer(help="API tokens for submitting results.", no_args_is_help=True)
+app.add_typer(leaderboard_app, name="leaderboard")
+leaderboard_app.add_typer(token_app, name="token")
+
+DB_ENV_VAR = "RLBENCH_LEADERBOARD_DB"
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help=f"Database URL (sqlite:///PATH or postgresql://...); default "
+        f"${DB_ENV_VAR}, else <data dir>/leaderboard/leaderboard.sqlite.",
+    ),
+]
+
+
+def database_url(db: str | None) -> str:
+    """``--db``, else ``$RLBENCH_LEADERBOARD_DB``, else the embedded SQLite file."""
+    from rlbench_suite.leaderboard.db import sqlite_url
+    from rlbench_suite.paths import leaderboard_dir
+
+    return db or os.environ.get(DB_ENV_VAR) or sqlite_url(leaderboard_dir())
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any password hidden."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def open_database(db: str | None, sync: bool = True):
+    """Migrate the database (and sync the cards); a session factory, or a clean error."""
+    from sqlalchemy.exc import OperationalError
+
+    from rlbench_suite.leaderboard.db import DatabaseURLError
+    from rlbench_suite.leaderboard.startup import prepare_database
+
+    url = database_url(db)
+    cards = spec_hash = None
+    if sync:
+        from rlbench_suite.core.catalog import cards as all_cards
+        from rlbench_suite.registry import spec_hash
+
+        cards = list(all_cards().values())
+    try:
+        return prepare_database(url, cards, spec_hash), url
+    except DatabaseURLError as exc:
+        raise fail(exc) from None
+    except OperationalError as exc:
+        raise fail(f"cannot open the database {shown_url(url)}: {exc.orig}") from None
+
+
+@leaderboard_app.command("init")
+def init(db: DbOption = None) -> None:
+    """Create (or migrate) the database and sync the environments and suites from the cards."""
+    from sqlalchemy import func, select
+
+    from rlbench_suite.leaderboard.models import Environment, Suite
+
+    factory, url = open_database(db)
+    with factory() as session:
+        active = select(func.count()).select_from(Environment).where(Environment.active)
+        envs = session.scalar(active)
+        suites = session.scalar(select(func.count()).select_from(Suite))
+    console.print(
+        f"leaderboard database {shown_url(url)}: {envs} environments, {suites} suites",
+        soft_wrap=True,
+    )
+
+
+@leaderboard_app.command("migrate")
+def migrate(
+    db: DbOption = None,
+    revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
+) -> None:
+    """Bring the database's schema to a revision (default: the newest)."""
+    from rlbench_suite.leaderboard.db import DatabaseURLError, make_engine
+    from rlbench_suite.leaderboard.migrate import current_revision, upgrade
+
+    url = database_url(db)
+    try:
+        engine = make_engine(url)
+    except DatabaseURLError as exc:
+        raise fail(exc) from None
+    before = current_revision(engine)
+    after = upgrade(engine, revision)
+    console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}", soft_wrap=True)
+
+
+@leaderboard_app.command("import")
+def import_results(
+    results: Annotated[list[Path], typer.Argument(help="Result files, or folders of them.")],
+    db: DbOption = None,
+    method: Annotated[
+        str | None,
+        typer.Option(help="The method they belong to (default: from each result's policy)."),
+    ] = None,
+) -> None:
+    """Import Result JSON files (e.g. baselines/results) as self-reported results."""
+    from rlbench_suite.leaderboard.importer import import_files, result_files
+
+    factory, _ = open_database(db)
+    files = result_files(results)
+    if not files:
+        raise fail(f"no result files in {', '.join(map(str, results))}")
+    report = import_files(factory, files, method=method)
+    for name, why in report.refused:
+        console.print(f"refused {name}: {why}", soft_wrap=True)
+    console.print(
+        f"imported {len(report.added)} new, {len(report.existing)} already there, "
+        f"{len(report.refused)} refused"
+    )
+    if report.refused:
+        raise typer.Exit(1)
+
+
+@leaderboard_app.command("serve")
+def serve(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    seed: Annotated[bool, typer.Option(help="Import the zoo's results at start.")] = True,
+) -> None:
+    """Serve the leaderboard site and API."""
+    import uvicorn
+
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.importer import import_files, result_files
+    from rlbench_suite.resources import content_dir
+
+    factory, url = open_database(db)
+    if seed:
+        report = import_files(factory, result_files([content_dir("baselines") / "results"]))
+        console.print(
+            f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
+            f"{len(report.refused)} refused"
+        )
+    console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
+    uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+
+
+@leaderboard_app.command("export")
+def export(
+    out: Annotated[Path, typer.Argument(help="The folder to write the site into.")],
+    db: DbOption = None,
+) -> None:
+    """Write the whole site as static HTML (with its plots) for hosting without a server."""
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.export import export_site
+
+    factory, _ = open_database(db)
+    files = export_site(create_app(factory), out)
+    pages = sum(f.name == "index.html" for f in files)
+    console.print(
+        f"exported {pages} pages and {len(files) - pages} other files to {out}", soft_wrap=True
+    )
+
+
+@leaderboard_app.command("verify")
+def verify(
+    db: DbOption = None,
+    once: Annotated[bool, typer.Option(help="Run the queued jobs, then stop.")] = False,
+    poll_s: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between looks at the queue.")
+    ] = 5.0,
+    cpu_s: Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")] = 600,
+    wall_s: Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")] = 900,
+    memory_gb: Annotated[float, typer.Option(min=0.1, help="Memory per verification.")] = 4.0,
+) -> None:
+    """Verify queued ONNX submissions: re-evaluate each in a limited process, store it verified."""
+    import time
+
+    from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
+
+    factory, _ = open_database(db)
+    limits = WorkerLimits(cpu_s=cpu_s, wall_s=wall_s, memory_bytes=int(memory_gb * 1024**3))
+    while True:
+        for job_id, state in run_pending(factory, limits):
+            console.print(f"verification job {job_id}: {state}")
+        if once:
+            return
+        time.sleep(poll_s)
+
+
+@app.command("submit")
+def submit(
+    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
+    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
+    policy: Annotated[
+        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
+    ] = None,
+    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
+) -> None:
+    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
+    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
+    import json
+
+    import platformdirs
+
+    from rlbench_suite.core.result import ResultError, load_result
+    from rlbench_suite.leaderboard.client import (
+        SubmitError,
+        find_token,
+        submit_policy,
+        submit_result,
+    )
+    from rlbench_suite.leaderboard.store import default_method_name
+
+    try:
+        doc = load_result(result)
+        config = Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
+        token = find_token(config)
+        answer = submit_result(server, token, result, method)
+        state = "stored" if answer["created"] else "already there"
+        console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
+        if policy is not None:
+            data = json.loads(doc.model_dump_json())
+            name = method or default_method_name(data["policy"])
+            queued = submit_policy(server, token, policy, data, name)
+            console.print(
+                f"policy {queued['artifact_sha256'][:12]} queued for verification: {queued['url']}",
+                soft_wrap=True,
+            )
+    except (ResultError, SubmitError, OSError) as exc:
+        raise fail(exc) from None
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Argument(help="Who the token is for.")], db: DbOption = None
+) -> None:
+    """Issue a token; its value is printed once and only its hash is stored."""
+    from rlbench_suite.leaderboard.tokens import TokenError, create_token
+
+    factory, _ = open_database(db, sync=False)
+    try:
+        with factory.begin() as session:
+            _, value = create_token(session, name)
+    except TokenError as exc:
+        raise fail(exc) from None
+    console.print(f"token {name!r} created; it is shown only now:")
+    console.print(value, soft_wrap=True, highlight=False)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")], db: DbOption = None
+) -> None:
+    """Revoke a token: requests with it are refused from now on."""
+    from rlbench_suite.leaderboard.tokens import TokenError, revoke_token
+
+    factory, _ = open_database(db, sync=False)
+    try:
+        with factory.begin() as session:
+            revoke_token(session, name)
+    except TokenError as exc:
+        raise fail(exc) from None
+    console.print(f"token {name!r} revoked")
+
+
+@token_app.command("list")
+def token_list(db: DbOption = None) -> None:
+    """The tokens, with when they were created, last used and revoked (never their values)."""
+    from rlbench_suite.leaderboard.tokens import list_tokens
+
+    factory, _ = open_database(db, sync=False)
+    with factory() as session:
+        rows = [
+            (
+                t.name,
+                f"{t.created_at:%Y-%m-%d %H:%M}",
+                f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "-",
+                f"revoked {t.revoked_at:%Y-%m-%d}" if t.revoked_at else "live",
+            )
+            for t in list_tokens(session)
+        ]
+    print_table("API tokens", ["name", "created", "last used", "state"], rows)

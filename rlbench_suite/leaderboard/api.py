@@ -1,0 +1,306 @@
+"""The JSON API: submissions (token, size and rate limits) and read-only listings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from rlbench_suite.leaderboard import views
+from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
+from rlbench_suite.leaderboard.limits import read_body
+from rlbench_suite.leaderboard.models import (
+    Environment,
+    Method,
+    Result,
+    Submission,
+    VerificationJob,
+)
+from rlbench_suite.leaderboard.store import RefusedResult, accept_result
+from rlbench_suite.leaderboard.tokens import authenticate
+
+router = APIRouter(prefix="/api")
+TOKEN_HELP = "send 'Authorization: Bearer <token>' (issued by `rlbench leaderboard token create`)"
+
+
+def require_token(request: Request, authorization: Annotated[str | None, Header()] = None) -> int:
+    """The id of the live token the request carries; 401 otherwise (the value is never echoed)."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if not authorization:
+        raise HTTPException(
+            401, f"missing token: {TOKEN_HELP}", headers={"WWW-Authenticate": "Bearer"}
+        )
+    if scheme.lower() != "bearer" or not value.strip():
+        raise HTTPException(
+            401,
+            f"malformed Authorization header: {TOKEN_HELP}",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    with request.app.state.factory.begin() as session:
+        token = authenticate(session, value.strip())
+        if token is None:
+            raise HTTPException(
+                401, "unknown or revoked token", headers={"WWW-Authenticate": "Bearer"}
+            )
+        token_id = token.id
+    request.app.state.rate.check(token_id)
+    return token_id
+
+
+Token = Annotated[int, Depends(require_token)]
+
+
+def _filters(budget: str | None, verification: str | None, family: str | None) -> views.Filters:
+    try:
+        return views.Filters(budget or None, verification or None, family or None)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+RESULT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "description": "a Result JSON (rlbench eval's output)"}
+            }
+        },
+    }
+}
+POLICY_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["policy", "metadata"],
+                    "properties": {
+                        "policy": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "the .onnx file",
+                        },
+                        "metadata": {
+                            "type": "string",
+                            "description": "JSON: env_id, method, "
+                            "training_budget_steps, train_seeds, description",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("/results", status_code=201, openapi_extra=RESULT_BODY)
+async def post_result(
+    request: Request, token_id: Token, method: Annotated[str | None, Query(max_length=100)] = None
+) -> JSONResponse:
+    """Submit a Result JSON; it is stored as self-reported (the server sets the level)."""
+    body = await read_body(request, request.app.state.limits.result_bytes)
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HTTPException(
+            400,
+            f"malformed JSON: {type(exc).__name__} at byte "
+            f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}",
+        ) from None
+
+    def store() -> tuple[int, bool, str]:  # in a worker thread: the event loop keeps serving
+        with request.app.state.factory.begin() as session:
+            stored = accept_result(session, data, method_name=method, token_id=token_id)
+            return stored.result.id, stored.created, stored.result.verification
+
+    try:
+        result_id, created, verification = await run_in_threadpool(store)
+    except RefusedResult as exc:
+        raise HTTPException(422, str(exc)) from None
+    payload = {
+        "id": result_id,
+        "created": created,
+        "verification": verification,
+        "url": str(request.url_for("result_page", result_id=result_id)),
+    }
+    return JSONResponse(payload, status_code=201 if created else 200)
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body
+
+
+@router.post("/submissions", status_code=202, openapi_extra=POLICY_BODY)
+async def post_submission(request: Request, token_id: Token) -> JSONResponse:
+    """Submit an ONNX policy with its metadata; it is queued for verification."""
+    body = await read_body(request, request.app.state.limits.policy_bytes)
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise HTTPException(415, "send multipart/form-data with fields 'policy' and 'metadata'")
+    try:
+        form = await MultiPartParser(
+            request.headers, _once(body), max_files=1, max_fields=1, max_part_size=64 * 1024
+        ).parse()
+    except MultiPartException as exc:
+        raise HTTPException(400, f"malformed multipart body: {exc.message}") from None
+    policy, metadata = form.get("policy"), form.get("metadata")
+    if not isinstance(policy, UploadFile) or not isinstance(metadata, str):
+        raise HTTPException(
+            422,
+            "a policy submission needs a file field 'policy' (.onnx) and a "
+            "text field 'metadata' (JSON)",
+        )
+    content = await policy.read()
+
+    def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
+        meta = parse_metadata(metadata)
+        with request.app.state.factory.begin() as session:
+            submission, job = submit_policy(session, content, policy.filename, meta, token_id)
+            return {
+                "submission": submission.id,
+                "job": job.id,
+                "state": job.state,
+                "artifact_sha256": submission.artifact_sha256,
+            }
+
+    try:
+        payload = await run_in_threadpool(store)
+    except RefusedResult as exc:
+        raise HTTPException(422, str(exc)) from None
+    payload["url"] = str(request.url_for("submission_status", submission_id=payload["submission"]))
+    return JSONResponse(payload, status_code=202)
+
+
+@router.get("/submissions/{submission_id}", name="submission_status")
+def submission_status(request: Request, submission_id: int) -> dict[str, Any]:
+    """A policy submission and its verification job."""
+    with request.app.state.factory() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None:
+            raise HTTPException(404, f"no submission {submission_id}")
+        job = session.scalar(
+            select(VerificationJob).where(VerificationJob.submission_id == submission_id)
+        )
+        return {
+            "submission": submission.id,
+            "kind": submission.kind,
+            "env_id": submission.env_id,
+            "method": submission.method.name,
+            "artifact_sha256": submission.artifact_sha256,
+            "disagreements": submission.metadata_.get("disagreements", {}),
+            "job": None
+            if job is None
+            else {"id": job.id, "state": job.state, "error": job.error, "result": job.result_id},
+        }
+
+
+@router.get("/envs")
+def list_envs(request: Request) -> list[dict[str, Any]]:
+    """The environments accepting results."""
+    with request.app.state.factory() as session:
+        envs = session.scalars(
+            select(Environment).where(Environment.active).order_by(Environment.id)
+        )
+        return [
+            {
+                "id": e.id,
+                "family": e.family,
+                "primary_metric": e.primary_metric,
+                "protocol_hash": e.protocol_hash,
+                "spec_hash": e.spec_hash,
+                "suites": [s.name for s in e.suites],
+            }
+            for e in envs
+        ]
+
+
+@router.get("/envs/{namespace}/{name}/ranking")
+def env_ranking(
+    request: Request,
+    namespace: str,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+    protocol: str | None = None,
+) -> dict[str, Any]:
+    """An environment's ranking (IQM normalized score, 95% intervals, rank ranges)."""
+    filters = _filters(budget, verification, family)
+    with request.app.state.factory() as session:
+        return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
+
+
+@router.get("/suites/{name}/ranking")
+def suite_ranking(
+    request: Request,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> dict[str, Any]:
+    """A suite's aggregate ranking and performance profiles."""
+    filters = _filters(budget, verification, family)
+    with request.app.state.factory() as session:
+        return views.suite_ranking(session, name, filters)
+
+
+@router.get("/results")
+def list_results(
+    request: Request,
+    env: str | None = None,
+    method: str | None = None,
+    verification: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[dict[str, Any]]:
+    """Stored results, newest first."""
+    with request.app.state.factory() as session:
+        return views.list_results(
+            session,
+            env_id=env,
+            method=method,
+            verification=verification,
+            limit=limit,
+            offset=offset,
+        )
+
+
+@router.get("/results/{result_id}")
+def get_result(request: Request, result_id: int) -> dict[str, Any]:
+    """One stored result: the Result JSON whole, with the server's fields."""
+    with request.app.state.factory() as session:
+        row = session.get(Result, result_id)
+        if row is None:
+            raise HTTPException(404, f"no result {result_id}")
+        return {**views.result_summary(row, row.method.name), "result": row.document}
+
+
+@router.get("/methods")
+def list_methods(request: Request) -> list[dict[str, Any]]:
+    """The methods with results."""
+    with request.app.state.factory() as session:
+        return [
+            {
+                "name": m.name,
+                "family": m.family,
+                "authors": m.authors,
+                "paper_url": m.paper_url,
+                "code_url": m.code_url,
+                "description": m.description,
+            }
+            for m in session.scalars(select(Method).order_by(Method.name))
+        ]
+
+
+@router.get("/compare")
+def compare(request: Request, a: str, b: str, suite: str | None = None) -> dict[str, Any]:
+    """P(a run of method a beats a run of method b), per environment and overall."""
+    with request.app.state.factory() as session:
+        return views.compare(session, a, b, suite)

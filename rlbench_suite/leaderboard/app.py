@@ -1,0 +1,47 @@
+"""The leaderboard's web application: ``create_app(sessions)`` for uvicorn or a test client."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.orm import Session, sessionmaker
+
+from rlbench_suite.leaderboard import api, pages, views
+from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
+from rlbench_suite.resources import content_dir
+
+
+def create_app(factory: sessionmaker[Session], limits: Limits | None = None) -> FastAPI:
+    """The site and API over the database ``factory`` opens (already migrated and synced)."""
+    limits = limits or Limits()
+    app = FastAPI(
+        title="rlbench-suite leaderboard",
+        description="Results ranked by IQM normalized score with 95% stratified-bootstrap "
+        "intervals, one evaluation protocol at a time.",
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.factory = factory
+    app.state.limits = limits
+    app.state.rate = SubmissionRate(limits.submissions_per_minute)
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount(
+        "/static", StaticFiles(directory=content_dir("leaderboard") / "static"), name="static"
+    )
+
+    @app.exception_handler(views.NotFound)
+    async def _not_found(request: Request, exc: views.NotFound) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": str(exc)}, status_code=404)
+        return pages.render(request, "base.html", status_code=404, problem=str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
+
+    return app

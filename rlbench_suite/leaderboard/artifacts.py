@@ -1,0 +1,139 @@
+"""Submitted ONNX policies: checked without running them, stored by SHA-256, queued to verify."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from rlbench_suite.core.result import validation_problems
+from rlbench_suite.leaderboard.models import (
+    Environment,
+    PolicyArtifact,
+    Submission,
+    VerificationJob,
+)
+from rlbench_suite.leaderboard.store import RefusedResult, method_named
+
+STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+"""Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
+
+
+class PolicyMetadata(BaseModel):
+    """What a policy submission says about itself (the ``metadata`` form field, JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_id: str = Field(max_length=200)
+    method: str = Field(max_length=100)
+    training_budget_steps: int | None = Field(None, ge=0)
+    train_seeds: list[int] = Field(default_factory=list, max_length=1000)
+    description: str | None = Field(None, max_length=5000)
+
+
+def safe_filename(name: str | None) -> str:
+    """A display name for an uploaded file: its last path part, in safe characters."""
+    last = re.split(r"[\\/]", name or "")[-1]
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", last).lstrip(".")[:100]
+    return cleaned or "policy.onnx"
+
+
+def check_onnx(content: bytes) -> None:
+    """Refuse bytes that are not an ONNX model of standard operators (never executed here)."""
+    import onnx
+
+    try:
+        model = onnx.load_model_from_string(content)
+        onnx.checker.check_model(model)
+    except Exception as exc:  # onnx raises DecodeError, ValidationError, ... on bad files
+        raise RefusedResult(f"policy is not a valid ONNX model ({type(exc).__name__})") from None
+    custom = sorted(
+        {
+            f"{n.domain}::{n.op_type}"
+            for g in _graphs(model.graph)
+            for n in g.node
+            if n.domain not in STANDARD_DOMAINS
+        }
+    )
+    if custom:
+        raise RefusedResult(
+            f"custom ONNX operators are not accepted: {', '.join(custom[:5])}; the server runs "
+            "only the standard operator sets (ai.onnx, ai.onnx.ml)"
+        )
+    domains = sorted({o.domain for o in model.opset_import} - set(STANDARD_DOMAINS))
+    if domains:
+        raise RefusedResult(f"custom ONNX operator sets are not accepted: {', '.join(domains)}")
+
+
+def _graphs(graph: Any) -> list[Any]:
+    """A graph and its subgraphs (If/Loop/Scan bodies)."""
+    found = [graph]
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.g is not None and attribute.g.node:
+                found += _graphs(attribute.g)
+            for sub in attribute.graphs:
+                found += _graphs(sub)
+    return found
+
+
+def parse_metadata(text: str) -> PolicyMetadata:
+    """The submission's metadata, or a RefusedResult saying what is wrong."""
+    try:
+        return PolicyMetadata.model_validate_json(text)
+    except ValidationError as exc:
+        raise RefusedResult(
+            f"invalid metadata: {validation_problems(exc, whole='metadata')}"
+        ) from None
+
+
+def submit_policy(
+    session: Session,
+    content: bytes,
+    filename: str | None,
+    metadata: PolicyMetadata,
+    token_id: int | None,
+) -> tuple[Submission, VerificationJob]:
+    """Store an ONNX policy (once per SHA-256) and queue its verification as a row."""
+    env = session.get(Environment, metadata.env_id)
+    if env is None or not env.active:
+        raise RefusedResult(f"environment {metadata.env_id!r} is not on this leaderboard")
+    check_onnx(content)
+    digest = hashlib.sha256(content).hexdigest()
+    if session.get(PolicyArtifact, digest) is None:
+        session.add(
+            PolicyArtifact(
+                sha256=digest, size=len(content), filename=safe_filename(filename), content=content
+            )
+        )
+        session.flush()
+    method = method_named(session, metadata.method)
+    submission = Submission(
+        kind="policy",
+        token_id=token_id,
+        method_id=method.id,
+        env_id=env.id,
+        artifact_sha256=digest,
+        metadata_=metadata.model_dump(mode="json"),
+    )
+    session.add(submission)
+    session.flush()
+    job = VerificationJob(submission_id=submission.id)
+    session.add(job)
+    session.flush()
+    return submission, job
+
+
+def queued_jobs(session: Session) -> list[VerificationJob]:
+    """The jobs waiting for the worker, oldest first."""
+    return list(
+        session.scalars(
+            select(VerificationJob)
+            .where(VerificationJob.state == "queued")
+            .order_by(VerificationJob.id)
+        )
+    )

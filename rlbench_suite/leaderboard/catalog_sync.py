@@ -1,0 +1,66 @@
+"""Mirror the cards into the ``environments`` and ``suites`` tables (run at every start)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.protocol import EvalProtocol
+from rlbench_suite.leaderboard.models import Environment, Suite, utcnow
+
+SpecHash = Callable[[EnvCard], str]
+"""The hash of a card's registered Gymnasium spec (``rlbench_suite.registry.spec_hash``),
+handed in by the caller so the leaderboard does not import the registry."""
+
+
+def _row_values(card: EnvCard, spec_hash: str) -> dict:
+    protocol = EvalProtocol.for_card(card, spec_hash)
+    references = card.reference_values()
+    return {
+        "family": card.family,
+        "primary_metric": card.primary_metric,
+        "description": card.description,
+        "card": card.model_dump(mode="json"),
+        "spec_hash": spec_hash,
+        "protocol_hash": protocol.hash,
+        "protocol": protocol.model_dump(mode="json"),
+        "random_score": references[0] if references else None,
+        "expert_score": references[1] if references else None,
+        "active": True,
+        "synced_at": utcnow(),
+    }
+
+
+def sync_catalog(session: Session, cards: Iterable[EnvCard], spec_hash: SpecHash) -> int:
+    """Insert or update one row per card and the suites they name; return the card count.
+
+    Environments no longer among ``cards`` stay (their results still show) but are marked
+    inactive, so no new result is accepted for them.
+    """
+    cards = list(cards)
+    existing = {env.id: env for env in session.scalars(select(Environment))}
+    suites = {suite.name: suite for suite in session.scalars(select(Suite))}
+    for env in existing.values():
+        env.active = False
+    for card in cards:
+        values = _row_values(card, spec_hash(card))
+        env = existing.get(card.id)
+        if env is None:
+            env = Environment(id=card.id, **values)
+            session.add(env)
+            existing[card.id] = env
+        else:
+            for key, value in values.items():
+                setattr(env, key, value)
+        members = []
+        for name in card.suites:
+            if name not in suites:
+                suites[name] = Suite(name=name)
+                session.add(suites[name])
+            members.append(suites[name])
+        env.suites = members
+    session.flush()
+    return len(cards)

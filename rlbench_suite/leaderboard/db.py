@@ -1,0 +1,74 @@
+"""Connecting to the leaderboard's database: SQLite (embedded, WAL mode) or PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import Session, sessionmaker
+
+SQLITE_FILE = "leaderboard.sqlite"
+ACCEPTED_URLS = "sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3)"
+
+
+class DatabaseURLError(ValueError):
+    """A database URL the leaderboard cannot use."""
+
+
+def sqlite_url(folder: Path) -> str:
+    """The URL of the embedded database file in ``folder`` (the folder is created)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / SQLITE_FILE}"
+
+
+def normalize_url(url: str) -> str:
+    """``url`` with PostgreSQL pointed at psycopg 3; a ValueError for other databases."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise DatabaseURLError(f"not a database URL: {url!r}; accepted: {ACCEPTED_URLS}") from None
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    if backend != "sqlite":
+        raise DatabaseURLError(f"unsupported database {backend!r}; accepted: {ACCEPTED_URLS}")
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite connections run in WAL mode with a busy timeout."""
+    url = normalize_url(url)
+    if url.startswith("sqlite"):
+        path = make_url(url).database
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    # more connections than the server's worker threads (40), so none waits for the pool
+    return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=30)
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions bound to ``engine`` that keep loaded rows usable after commit."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session that commits when the block ends and rolls back on an exception."""
+    with factory.begin() as session:
+        yield session

@@ -1,0 +1,183 @@
+"""The leaderboard's tables (SQLAlchemy 2 declarative models).
+
+Environments and suites mirror the cards (synced at start); methods, submissions, results,
+policy artifacts, API tokens and verification jobs are the leaderboard's own. A result's
+whole Result JSON is stored in ``Result.document``; the columns beside it are copies of the
+fields the site filters and sorts by, indexed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+VERIFICATION_LEVELS = ("self-reported", "verified")
+JOB_STATES = ("queued", "running", "done", "failed")
+
+
+def utcnow() -> dt.datetime:
+    """Now, in UTC (timezone-aware)."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    """The leaderboard's metadata (alembic's target)."""
+
+    type_annotation_map = {dict[str, Any]: JSON, dt.datetime: DateTime(timezone=True)}
+
+
+suite_envs = Table(
+    "suite_envs",
+    Base.metadata,
+    Column("suite", String(100), ForeignKey("suites.name", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "env_id", String(200), ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
+    ),
+)
+
+
+class Environment(Base):
+    """One card, as synced at start: what pages show and what submissions are checked against."""
+
+    __tablename__ = "environments"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    family: Mapped[str] = mapped_column(String(40))
+    primary_metric: Mapped[str] = mapped_column(String(40))
+    description: Mapped[str] = mapped_column(Text)
+    card: Mapped[dict[str, Any]] = mapped_column(JSON)
+    spec_hash: Mapped[str] = mapped_column(String(64))
+    protocol_hash: Mapped[str] = mapped_column(String(64))
+    protocol: Mapped[dict[str, Any]] = mapped_column(JSON)
+    random_score: Mapped[float | None] = mapped_column(Float)
+    expert_score: Mapped[float | None] = mapped_column(Float)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    synced_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    suites: Mapped[list[Suite]] = relationship(secondary=suite_envs, back_populates="envs")
+
+
+class Suite(Base):
+    """A suite named by cards' ``suites`` lists."""
+
+    __tablename__ = "suites"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    envs: Mapped[list[Environment]] = relationship(
+        secondary=suite_envs, back_populates="suites", order_by=Environment.id
+    )
+
+
+class Method(Base):
+    """A method (algorithm and its authors) that results belong to."""
+
+    __tablename__ = "methods"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    family: Mapped[str | None] = mapped_column(String(40), index=True)
+    authors: Mapped[str | None] = mapped_column(String(500))
+    paper_url: Mapped[str | None] = mapped_column(String(500))
+    code_url: Mapped[str | None] = mapped_column(String(500))
+    description: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class ApiToken(Base):
+    """An API token: only its SHA-256 is kept; a revoked token is refused."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column()
+    last_used_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class PolicyArtifact(Base):
+    """A submitted ONNX policy, content-addressed by the SHA-256 of its bytes."""
+
+    __tablename__ = "policy_artifacts"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(Integer)
+    filename: Mapped[str] = mapped_column(String(200))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Submission(Base):
+    """One accepted POST: a Result, or an ONNX policy to verify, by a token."""
+
+    __tablename__ = "submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))  # "result" | "policy" | "import"
+    token_id: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id"))
+    method_id: Mapped[int] = mapped_column(ForeignKey("methods.id"))
+    env_id: Mapped[str] = mapped_column(ForeignKey("environments.id"))
+    artifact_sha256: Mapped[str | None] = mapped_column(ForeignKey("policy_artifacts.sha256"))
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    method: Mapped[Method] = relationship()
+
+
+class Result(Base):
+    """A stored Result: the JSON whole, and the fields it is ranked and filtered by."""
+
+    __tablename__ = "results"
+    __table_args__ = (Index("ix_results_env_protocol", "env_id", "protocol_hash"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    env_id: Mapped[str] = mapped_column(ForeignKey("environments.id"), index=True)
+    spec_hash: Mapped[str] = mapped_column(String(64))
+    protocol_hash: Mapped[str] = mapped_column(String(64), index=True)
+    artifact_sha256: Mapped[str | None] = mapped_column(String(64), index=True)
+    training_budget_steps: Mapped[int | None] = mapped_column(Integer, index=True)
+    verification: Mapped[str] = mapped_column(String(20), index=True)
+    method_id: Mapped[int] = mapped_column(ForeignKey("methods.id"), index=True)
+    submission_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id"))
+    policy_name: Mapped[str] = mapped_column(String(300))
+    episodes: Mapped[int] = mapped_column(Integer)
+    return_mean: Mapped[float] = mapped_column(Float)
+    primary_mean: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
+    document: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    method: Mapped[Method] = relationship()
+
+
+class VerificationJob(Base):
+    """A queued re-evaluation of a submitted policy: a row, so the queue survives restarts."""
+
+    __tablename__ = "verification_jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
+    state: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    result_id: Mapped[int | None] = mapped_column(ForeignKey("results.id"))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column()
+    finished_at: Mapped[dt.datetime | None] = mapped_column()

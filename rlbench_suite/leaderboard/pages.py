@@ -1,0 +1,201 @@
+"""The site's pages (Jinja2, server-rendered, no JavaScript) and their SVG plots."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
+
+from rlbench_suite.leaderboard import plots, ranking, views
+from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Method, Result, Suite
+from rlbench_suite.leaderboard.queries import env_card, method_runs
+from rlbench_suite.resources import content_dir
+
+router = APIRouter(include_in_schema=False)
+SVG = "image/svg+xml"
+
+
+@functools.cache
+def templates() -> Jinja2Templates:
+    """The site's templates (autoescaped: every stored string is shown escaped)."""
+    return Jinja2Templates(directory=content_dir("leaderboard") / "templates")
+
+
+def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    return templates().TemplateResponse(request, name, context, status_code=status_code)
+
+
+def _filters(request: Request) -> tuple[views.Filters, str | None]:
+    """The filters from the query string, and an error message for bad ones."""
+    params = request.query_params
+    try:
+        return views.Filters(
+            params.get("budget") or None,
+            params.get("verification") or None,
+            params.get("family") or None,
+        ), None
+    except ValueError as exc:
+        return views.Filters(), str(exc)
+
+
+def _filter_choices(session) -> dict[str, list[str]]:
+    return {
+        "budgets": list(ranking.BUDGET_CLASSES),
+        "levels": list(VERIFICATION_LEVELS),
+        "families": views.families(session),
+    }
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        suites = [
+            (s.name, sum(e.active for e in s.envs))
+            for s in session.scalars(select(Suite).order_by(Suite.name))
+        ]
+        newest_verified = views.list_results(session, verification="verified", limit=10)
+        newest = views.list_results(session, limit=10)
+        return render(
+            request,
+            "home.html",
+            suites=suites,
+            counts=views.counts(session),
+            newest_verified=newest_verified,
+            newest=newest,
+        )
+
+
+@router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
+def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
+    filters, problem = _filters(request)
+    protocol = request.query_params.get("protocol") or None
+    with request.app.state.factory() as session:
+        env = views.get_env(session, f"{namespace}/{name}")
+        table = views.env_ranking(session, env.id, filters, protocol)
+        return render(
+            request,
+            "env.html",
+            status_code=422 if problem else 200,
+            env=env,
+            card=env_card(env),
+            table=table,
+            filters=filters,
+            problem=problem,
+            query=str(request.url.query),
+            **_filter_choices(session),
+        )
+
+
+@router.get("/plots/envs/{namespace}/{name}.svg")
+def env_plot(request: Request, namespace: str, name: str) -> Response:
+    filters, _ = _filters(request)
+    with request.app.state.factory() as session:
+        table = views.env_ranking(
+            session,
+            f"{namespace}/{name}",
+            filters,
+            request.query_params.get("protocol") or None,
+        )
+    groups = tuple((label, tuple(scores)) for label, scores in table["run_scores"].items())
+    return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
+
+
+@router.get("/suites/{name}", response_class=HTMLResponse)
+def suite_page(request: Request, name: str) -> HTMLResponse:
+    filters, problem = _filters(request)
+    with request.app.state.factory() as session:
+        table = views.suite_ranking(session, name, filters)
+        return render(
+            request,
+            "suite.html",
+            status_code=422 if problem else 200,
+            table=table,
+            filters=filters,
+            problem=problem,
+            query=str(request.url.query),
+            **_filter_choices(session),
+        )
+
+
+@router.get("/plots/suites/{name}.svg")
+def suite_plot(request: Request, name: str) -> Response:
+    filters, _ = _filters(request)
+    with request.app.state.factory() as session:
+        table = views.suite_ranking(session, name, filters)
+    profiles = table["profiles"]
+    curves = tuple(
+        (m, tuple(c["fraction"]), tuple(c["low"]), tuple(c["high"]))
+        for m, c in profiles["methods"].items()
+    )
+    return Response(plots.performance_profiles(tuple(profiles["taus"]), curves), media_type=SVG)
+
+
+@router.get("/methods/{name:path}", response_class=HTMLResponse)
+def method_page(request: Request, name: str) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        method = session.scalar(select(Method).where(Method.name == name))
+        if method is None:
+            raise HTTPException(404, f"no method {name!r} on this leaderboard")
+        results = views.list_results(session, method=name, limit=500)
+        runs = {r.result_id: r.score for r in method_runs(session, method)}
+        return render(request, "method.html", method=method, results=results, scores=runs)
+
+
+def _result(session, result_id: int) -> Result:
+    row = session.get(Result, result_id)
+    if row is None:
+        raise HTTPException(404, f"no result {result_id}")
+    return row
+
+
+@router.get("/results/{result_id}", response_class=HTMLResponse, name="result_page")
+def result_page(request: Request, result_id: int) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        row = _result(session, result_id)
+        return render(
+            request,
+            "result.html",
+            row=row,
+            doc=row.document,
+            summary=views.result_summary(row, row.method.name),
+        )
+
+
+@router.get("/plots/results/{result_id}.svg")
+def result_plot(request: Request, result_id: int) -> Response:
+    with request.app.state.factory() as session:
+        row = _result(session, result_id)
+        returns = tuple(float(r) for r in row.document["returns"])
+        title = f"{row.env_id}: {row.policy_name}"
+    return Response(plots.episode_returns(returns, title), media_type=SVG)
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request) -> HTMLResponse:
+    params = request.query_params
+    first, second, suite = params.get("a"), params.get("b"), params.get("suite") or None
+    with request.app.state.factory() as session:
+        methods = list(session.scalars(select(Method.name).order_by(Method.name)))
+        suites = list(session.scalars(select(Suite.name).order_by(Suite.name)))
+        comparison, problem = None, None
+        if first and second:
+            try:
+                comparison = views.compare(session, first, second, suite)
+            except views.NotFound as exc:
+                problem = str(exc)
+        return render(
+            request,
+            "compare.html",
+            status_code=404 if problem else 200,
+            methods=methods,
+            suites=suites,
+            first=first,
+            second=second,
+            suite=suite,
+            comparison=comparison,
+            problem=problem,
+        )

@@ -1,0 +1,102 @@
+"""Reading the database for the ranking and the pages: stored results as ranking :class:`Run`s."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from rlbench_suite.core.cards import EnvCard
+from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.summary import normalized_values
+from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
+from rlbench_suite.leaderboard.ranking import Run
+
+
+@functools.lru_cache(maxsize=1024)
+def _card(card_json: str) -> EnvCard:
+    return EnvCard.model_validate_json(card_json)
+
+
+def env_card(env: Environment) -> EnvCard:
+    """The card an environment row was synced from."""
+    return _card(json.dumps(env.card, sort_keys=True))
+
+
+def episode_scores(card: EnvCard, document: dict) -> np.ndarray:
+    """A result's per-episode scores: normalized (0-100) when the card has both references,
+    else the primary metric's own values."""
+    returns, successes = document["returns"], document["successes"]
+    values = normalized_values(card, returns, successes)
+    return values if values is not None else primary_values(card.primary_metric, returns, successes)
+
+
+def _runs(session: Session, condition, cards: dict[str, EnvCard]) -> list[Run]:
+    query = (
+        select(Result, Method.name, Method.family)
+        .join(Method, Result.method_id == Method.id)
+        .where(condition)
+        .order_by(Result.id)
+    )
+    runs = []
+    for row, method, family in session.execute(query):
+        scores = episode_scores(cards[row.env_id], row.document)
+        runs.append(
+            Run(
+                result_id=row.id,
+                env_id=row.env_id,
+                method=method,
+                score=float(scores.mean()),
+                episode_scores=tuple(float(v) for v in scores),
+                family=family,
+                budget_steps=row.training_budget_steps,
+                verification=row.verification,
+                artifact=row.artifact_sha256,
+            )
+        )
+    return runs
+
+
+def env_runs(session: Session, env: Environment, protocol_hash: str | None = None) -> list[Run]:
+    """The runs of ``env`` under ``protocol_hash`` (default: the card's current protocol)."""
+    protocol_hash = protocol_hash or env.protocol_hash
+    condition = (Result.env_id == env.id) & (Result.protocol_hash == protocol_hash)
+    return _runs(session, condition, {env.id: env_card(env)})
+
+
+def env_protocols(session: Session, env_id: str) -> list[tuple[str, int]]:
+    """The protocol hashes of an environment's results, with how many each, most first."""
+    query = (
+        select(Result.protocol_hash, func.count())
+        .where(Result.env_id == env_id)
+        .group_by(Result.protocol_hash)
+        .order_by(func.count().desc())
+    )
+    return [(h, n) for h, n in session.execute(query)]
+
+
+def suite_runs(session: Session, suite: Suite) -> tuple[list[Run], list[str], list[str]]:
+    """The runs of a suite's normalized envs under their current protocols, the ids of those
+    envs, and the ids of the envs left out (no normalized score yet)."""
+    scored = [e for e in suite.envs if e.active and env_card(e).reference_values() is not None]
+    unscored = [e.id for e in suite.envs if e.active and e not in scored]
+    runs: list[Run] = []
+    for env in scored:
+        runs += env_runs(session, env)
+    return runs, [e.id for e in scored], unscored
+
+
+def method_runs(session: Session, method: Method) -> list[Run]:
+    """Every run of a method, on any environment (current protocols only)."""
+    ids = select(Result.env_id).where(Result.method_id == method.id).distinct()
+    envs = {e.id: e for e in session.scalars(select(Environment).where(Environment.id.in_(ids)))}
+    current = [
+        (Result.env_id == e.id) & (Result.protocol_hash == e.protocol_hash) for e in envs.values()
+    ]
+    if not current:
+        return []
+    condition = (Result.method_id == method.id) & or_(*current)
+    return _runs(session, condition, {i: env_card(e) for i, e in envs.items()})

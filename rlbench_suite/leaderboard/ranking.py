@@ -1,0 +1,256 @@
+"""Ranking stored results: pure functions over :class:`Run` records, on ``core.metrics``.
+
+A *run* is one stored Result: one trained policy (one training seed) evaluated under the
+card's protocol; its score is the mean normalized score of its episodes. Per environment a
+method's runs are aggregated by the interquartile mean over runs with a 95%
+stratified-bootstrap interval (the statistics of ``core.metrics``, with the reps and seed of
+``core.summary``); a method with a single run gets the interval over that run's episodes.
+Rows whose intervals overlap share a rank range ("2-4"). Only runs of one protocol hash are
+passed in together (the caller selects them); filters pick the training-budget class,
+the verification level and the algorithm family.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rlbench_suite.core.metrics import (
+    Estimate,
+    interval_estimates,
+    performance_profile,
+    probability_of_improvement,
+)
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
+
+BUDGET_CLASSES: dict[str, int | None] = {"100k": 100_000, "1M": 1_000_000, "unlimited": None}
+"""Training-budget classes, smallest first: a class holds budgets up to its steps."""
+BUDGET_SLACK = 1.05
+"""A budget counts in a class up to 5% over its nominal steps (PPO trains in whole rollouts,
+so a 100k-step run records e.g. 100,352 steps)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One stored result, as the ranking sees it."""
+
+    result_id: int
+    env_id: str
+    method: str
+    score: float
+    episode_scores: tuple[float, ...] = ()
+    family: str | None = None
+    budget_steps: int | None = None
+    verification: str = "self-reported"
+    artifact: str | None = None
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    """One row of a ranking table: a method at one budget class, with its interval and rank."""
+
+    method: str
+    family: str | None
+    budget_class: str
+    estimate: Estimate
+    runs: int
+    interval_over: str  # "runs" or "episodes" (a single run)
+    result_ids: tuple[int, ...]
+    verified_runs: int
+    rank_low: int = 0
+    rank_high: int = 0
+    missing_envs: tuple[str, ...] = field(default=())
+
+    @property
+    def rank(self) -> str:
+        """The rank range: "3" or "2-4"."""
+        low, high = self.rank_low, self.rank_high
+        return str(low) if low == high else f"{low}-{high}"
+
+
+def budget_class(steps: int | None) -> str:
+    """The smallest budget class that holds ``steps`` (unknown budgets are ``unlimited``)."""
+    for name, limit in BUDGET_CLASSES.items():
+        if limit is not None and steps is not None and steps <= limit * BUDGET_SLACK:
+            return name
+    return "unlimited"
+
+
+def _class_index(name: str) -> int:
+    if name not in BUDGET_CLASSES:
+        raise ValueError(f"unknown budget class {name!r}; accepted: {', '.join(BUDGET_CLASSES)}")
+    return list(BUDGET_CLASSES).index(name)
+
+
+def filter_runs(
+    runs: Iterable[Run],
+    *,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> list[Run]:
+    """The runs within budget class ``budget`` (at most that budget), of ``verification``
+    level and of algorithm ``family``; None keeps all."""
+    limit = _class_index(budget) if budget is not None else None
+    kept = []
+    for run in runs:
+        if limit is not None and _class_index(budget_class(run.budget_steps)) > limit:
+            continue
+        if verification is not None and run.verification != verification:
+            continue
+        if family is not None and run.family != family:
+            continue
+        kept.append(run)
+    return kept
+
+
+def distinct_runs(runs: Iterable[Run]) -> list[Run]:
+    """One run per policy artifact: a verified result before a self-reported one, else the
+    first stored; results without an artifact hash are each their own run."""
+    chosen: dict[tuple, Run] = {}
+    for run in sorted(runs, key=lambda r: (r.verification != "verified", r.result_id)):
+        key = (run.env_id, run.artifact) if run.artifact else ("id", run.result_id)
+        chosen.setdefault(key, run)
+    return sorted(chosen.values(), key=lambda r: r.result_id)
+
+
+def iqm_estimate(runs: Sequence[Run]) -> tuple[Estimate, str]:
+    """IQM over the runs' scores with its interval; one run: over its episodes."""
+    if len(runs) == 1 and runs[0].episode_scores:
+        values, over = np.asarray(runs[0].episode_scores, dtype=float), "episodes"
+    else:
+        values, over = np.asarray([r.score for r in runs], dtype=float), "runs"
+    estimate = interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+        "iqm"
+    ]
+    return estimate, over
+
+
+def rank_ranges(estimates: Sequence[Estimate]) -> list[tuple[int, int]]:
+    """Each estimate's rank range: from 1 + the number of rows whose interval lies wholly
+    above it, to the number of rows less those whose interval lies wholly below it."""
+    ranges = []
+    for mine in estimates:
+        above = sum(other.low > mine.high for other in estimates)
+        below = sum(other.high < mine.low for other in estimates)
+        ranges.append((1 + above, len(estimates) - below))
+    return ranges
+
+
+def _ranked(rows: list[RankedRow]) -> list[RankedRow]:
+    rows = sorted(rows, key=lambda r: (-r.estimate.point, -r.estimate.low, r.method))
+    ranges = rank_ranges([r.estimate for r in rows])
+    pairs = zip(rows, ranges, strict=True)
+    return [replace(row, rank_low=low, rank_high=high) for row, (low, high) in pairs]
+
+
+def group_runs(runs: Iterable[Run]) -> dict[tuple[str, str], list[Run]]:
+    """Runs by (method, budget class), each group's runs distinct by artifact."""
+    groups: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run in distinct_runs(runs):
+        groups[(run.method, budget_class(run.budget_steps))].append(run)
+    return dict(groups)
+
+
+def rank_env(runs: Iterable[Run]) -> list[RankedRow]:
+    """The ranking of one environment's runs (all of one protocol hash), best first."""
+    rows = []
+    for (method, budget), group in group_runs(runs).items():
+        estimate, over = iqm_estimate(group)
+        rows.append(
+            RankedRow(
+                method=method,
+                family=group[0].family,
+                budget_class=budget,
+                estimate=estimate,
+                runs=len(group),
+                interval_over=over,
+                result_ids=tuple(r.result_id for r in group),
+                verified_runs=sum(r.verification == "verified" for r in group),
+            )
+        )
+    return _ranked(rows)
+
+
+def method_matrix(runs: Iterable[Run], envs: Sequence[str]) -> tuple[np.ndarray | None, str]:
+    """A method's ``(runs, envs)`` score matrix over ``envs`` (None if an env has no run).
+
+    Every env contributes as many runs as the env with the fewest (its first ones stored),
+    since the stratified bootstrap needs a full matrix; with one run per env the rows are
+    the runs' episodes instead (as many as the shortest), and the second value says which.
+    """
+    by_env: dict[str, list[Run]] = defaultdict(list)
+    for run in distinct_runs(runs):
+        by_env[run.env_id].append(run)
+    if any(not by_env.get(env) for env in envs) or not envs:
+        return None, "runs"
+    k = min(len(by_env[env]) for env in envs)
+    if k == 1 and all(by_env[env][0].episode_scores for env in envs):
+        n = min(len(by_env[env][0].episode_scores) for env in envs)
+        columns = [by_env[env][0].episode_scores[:n] for env in envs]
+        return np.asarray(columns, dtype=float).T, "episodes"
+    return np.asarray([[r.score for r in by_env[env][:k]] for env in envs], dtype=float).T, "runs"
+
+
+def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow], list[RankedRow]]:
+    """The suite ranking by IQM over the ``(runs, envs)`` matrix of each method, and the
+    methods left out because they lack a run on some env (with the envs missing). A row's
+    budget class is the largest among its runs (filter the runs first to compare within one)."""
+    groups: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[run.method].append(run)
+    rows, incomplete = [], []
+    for method, group in sorted(groups.items()):
+        budget = max((budget_class(r.budget_steps) for r in group), key=_class_index)
+        matrix, over = method_matrix(group, envs)
+        ids = tuple(sorted(r.result_id for r in group))
+        verified = sum(r.verification == "verified" for r in group)
+        if matrix is None:
+            have = {r.env_id for r in group}
+            missing = tuple(env for env in envs if env not in have)
+            nan = Estimate(float("nan"), float("nan"), float("nan"), 0.95)
+            incomplete.append(
+                RankedRow(
+                    method,
+                    group[0].family,
+                    budget,
+                    nan,
+                    0,
+                    over,
+                    ids,
+                    verified,
+                    missing_envs=missing,
+                )
+            )
+            continue
+        estimate = interval_estimates(
+            matrix, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+        )["iqm"]
+        rows.append(
+            RankedRow(
+                method, group[0].family, budget, estimate, matrix.shape[0], over, ids, verified
+            )
+        )
+    return _ranked(rows), incomplete
+
+
+def profiles(
+    matrices: dict[str, np.ndarray], taus: np.ndarray | None = None
+) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray | None]]]:
+    """Performance profiles (fraction of runs x envs scoring above each tau) of each
+    method's matrix, with stratified-bootstrap bands; the taus come back too."""
+    if taus is None:
+        taus = np.linspace(0.0, 120.0, 61)
+    curves = {
+        name: performance_profile(matrix, taus, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)
+        for name, matrix in matrices.items()
+    }
+    return taus, curves
+
+
+def improvement(x: np.ndarray, y: np.ndarray) -> Estimate:
+    """P(a run of X beats a run of Y on the same env), averaged over envs, with interval."""
+    return probability_of_improvement(x, y, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)

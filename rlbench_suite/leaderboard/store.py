@@ -1,0 +1,209 @@
+"""Accepting a Result: check it against the card it claims, then store it exactly once."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from rlbench_suite.core.protocol import canonical_hash
+from rlbench_suite.core.result import Result as ResultDoc
+from rlbench_suite.core.result import ResultError, result_from_data
+from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.leaderboard.models import Environment, Method, Result, Submission
+
+SERVER_FIELDS = ("verification",)
+"""Fields of a Result that the server sets, whatever the submitter sent."""
+METHOD_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 _.+()/-]{0,99}$"
+
+
+class RefusedResult(ValueError):
+    """A Result the leaderboard does not accept; the message says what differs or is wrong."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The outcome of :func:`store_result`: the row, and whether it was new."""
+
+    result: Result
+    created: bool
+
+
+def parse_result(data: Any) -> ResultDoc:
+    """Validate ``data`` (a decoded JSON object) as a Result of the supported schema; the
+    ``verification`` it claims is ignored (the server sets it)."""
+    if isinstance(data, dict):
+        data = {**data, "verification": "self-reported"}
+    try:
+        return result_from_data(data, "submitted result")
+    except ResultError as exc:
+        raise RefusedResult(str(exc)) from None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def protocol_differences(claimed: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """Field-by-field differences between a result's protocol and the card's."""
+    lines = []
+    for key in sorted(set(claimed) | set(expected)):
+        mine, theirs = claimed.get(key), expected.get(key)
+        if mine == theirs:
+            continue
+        if key == "seeds" and isinstance(mine, list) and isinstance(theirs, list):
+            lines.append(
+                f"seeds: {len(mine)} from {min(mine)} vs the card's {len(theirs)} "
+                f"from {min(theirs)}"
+            )
+        else:
+            lines.append(f"{key}: {_short(mine)} vs the card's {_short(theirs)}")
+    return lines
+
+
+def check_against_card(doc: ResultDoc, env: Environment | None, known: list[str]) -> None:
+    """Refuse ``doc`` unless its env is active and its spec and protocol are the card's."""
+    if env is None or not env.active:
+        close = difflib.get_close_matches(doc.env_id, known, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        state = "is no longer accepted" if env is not None else "is not on this leaderboard"
+        raise RefusedResult(f"environment {doc.env_id!r} {state}{hint}")
+    if doc.spec_hash != env.spec_hash:
+        raise RefusedResult(
+            f"spec_hash {doc.spec_hash[:12]}... differs from the card's {env.spec_hash[:12]}... "
+            f"for {env.id}: the result was evaluated on another definition of the environment "
+            "(entry point, arguments, step limit or wrappers); re-evaluate with this suite version"
+        )
+    if doc.protocol_hash != env.protocol_hash:
+        differences = protocol_differences(doc.protocol.model_dump(mode="json"), env.protocol)
+        raise RefusedResult(
+            f"protocol_hash {doc.protocol_hash[:12]}... differs from the card's protocol "
+            f"{env.protocol_hash[:12]}... for {env.id}: " + "; ".join(differences)
+        )
+
+
+def default_method_name(policy: dict[str, Any]) -> str:
+    """The method a result belongs to when none is named: the zoo's ``zoo-<algo>`` for
+    ``baseline:`` policies, else the policy's name without a trailing seed."""
+    spec = str(policy.get("spec") or "")
+    if policy.get("kind") == "baseline" and spec.count("/") >= 1:
+        return "zoo-" + spec.split(":", 1)[-1].split("/")[1]
+    name = str(policy.get("name") or policy.get("kind") or "unnamed")
+    name = re.sub(r"[/_-]seed[-_]?\d+$", "", name)
+    return re.sub(r"[^A-Za-z0-9 _.+()/-]", "_", name).strip(" _.+()/-")[:100] or "unnamed"
+
+
+def method_named(session: Session, name: str, **fields: Any) -> Method:
+    """The method called ``name``, created (with ``fields``) if new; safe under concurrency."""
+    if not re.match(METHOD_NAME_PATTERN, name):
+        raise RefusedResult(
+            f"method name {name!r} is not accepted: 1-100 letters, digits, spaces and _.+()/-"
+        )
+    method = session.scalar(select(Method).where(Method.name == name))
+    if method is not None:
+        return method
+    try:
+        with session.begin_nested():
+            method = Method(name=name, **fields)
+            session.add(method)
+    except IntegrityError:  # created by a concurrent request
+        method = session.scalar(select(Method).where(Method.name == name))
+        assert method is not None
+    return method
+
+
+def document_hash(doc: ResultDoc) -> str:
+    """The identity of a submitted result: its canonical JSON without server-set fields."""
+    data = doc.model_dump(mode="json")
+    for key in SERVER_FIELDS:
+        data.pop(key, None)
+    return canonical_hash(data)
+
+
+def store_result(
+    session: Session,
+    doc: ResultDoc,
+    *,
+    method: Method,
+    verification: str = "self-reported",
+    submission: Submission | None = None,
+) -> Stored:
+    """Store ``doc`` (already checked) with the verification level the server decided.
+
+    The same result (same canonical JSON) is stored once: a second submission returns the
+    first row with ``created=False``.
+    """
+    digest = document_hash(doc)
+    existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
+    if existing is not None:
+        return Stored(existing, False)
+    env = session.get(Environment, doc.env_id)
+    assert env is not None
+    values = primary_values(env.primary_metric, doc.returns, doc.successes)
+    document = doc.model_copy(update={"verification": verification}).model_dump(mode="json")
+    row = Result(
+        document_sha256=digest,
+        env_id=doc.env_id,
+        spec_hash=doc.spec_hash,
+        protocol_hash=doc.protocol_hash,
+        artifact_sha256=doc.policy.get("artifact_sha256"),
+        training_budget_steps=doc.training_budget_steps,
+        verification=verification,
+        method_id=method.id,
+        submission_id=submission.id if submission is not None else None,
+        policy_name=str(doc.policy.get("name", ""))[:300],
+        episodes=len(doc.returns),
+        return_mean=float(sum(doc.returns) / len(doc.returns)),
+        primary_mean=float(values.mean()),
+        document=document,
+    )
+    try:
+        with session.begin_nested():
+            session.add(row)
+    except IntegrityError:  # the same result stored by a concurrent request
+        existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
+        if existing is None:
+            raise
+        return Stored(existing, False)
+    return Stored(row, True)
+
+
+def accept_result(
+    session: Session,
+    data: Any,
+    *,
+    method_name: str | None = None,
+    kind: str = "result",
+    token_id: int | None = None,
+) -> Stored:
+    """Validate ``data`` against its card and store it as a self-reported result."""
+    doc = parse_result(data)
+    env = session.get(Environment, doc.env_id)
+    known = list(session.scalars(select(Environment.id).where(Environment.active)))
+    check_against_card(doc, env, known)
+    method = method_named(session, method_name or default_method_name(doc.policy))
+    digest = document_hash(doc)
+    existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
+    if existing is not None:
+        return Stored(existing, False)
+    submission = Submission(
+        kind=kind,
+        token_id=token_id,
+        method_id=method.id,
+        env_id=doc.env_id,
+        artifact_sha256=None,
+        metadata_={},
+    )
+    session.add(submission)
+    session.flush()
+    stored = store_result(session, doc, method=method, submission=submission)
+    if not stored.created:  # a concurrent request stored the same result first
+        session.delete(submission)
+    return stored

@@ -1,0 +1,238 @@
+"""What the API returns and the pages show, built once from the database and the ranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from rlbench_suite.core.metrics import Estimate
+from rlbench_suite.leaderboard import ranking
+from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
+from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
+
+
+class NotFound(LookupError):
+    """An id that names nothing on this leaderboard."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The ranking's filters (None: all)."""
+
+    budget: str | None = None
+    verification: str | None = None
+    family: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.budget is not None and self.budget not in ranking.BUDGET_CLASSES:
+            accepted = ", ".join(ranking.BUDGET_CLASSES)
+            raise ValueError(f"unknown budget class {self.budget!r}; accepted: {accepted}")
+        if self.verification is not None and self.verification not in VERIFICATION_LEVELS:
+            accepted = ", ".join(VERIFICATION_LEVELS)
+            raise ValueError(
+                f"unknown verification level {self.verification!r}; accepted: {accepted}"
+            )
+
+    def apply(self, runs: list[ranking.Run]) -> list[ranking.Run]:
+        return ranking.filter_runs(
+            runs, budget=self.budget, verification=self.verification, family=self.family
+        )
+
+
+def estimate_dict(estimate: Estimate) -> dict[str, Any]:
+    return {
+        "point": estimate.point,
+        "low": estimate.low,
+        "high": estimate.high,
+        "confidence": estimate.confidence,
+        "method": estimate.method,
+    }
+
+
+def row_dict(row: ranking.RankedRow) -> dict[str, Any]:
+    return {
+        "rank": row.rank,
+        "method": row.method,
+        "family": row.family,
+        "budget_class": row.budget_class,
+        "iqm": estimate_dict(row.estimate) if row.runs else None,
+        "runs": row.runs,
+        "interval_over": row.interval_over,
+        "verified_runs": row.verified_runs,
+        "result_ids": list(row.result_ids),
+        "missing_envs": list(row.missing_envs),
+    }
+
+
+def get_env(session: Session, env_id: str) -> Environment:
+    env = session.get(Environment, env_id)
+    if env is None:
+        raise NotFound(f"no environment {env_id!r} on this leaderboard")
+    return env
+
+
+def families(session: Session) -> list[str]:
+    """The algorithm families of the methods that have results."""
+    query = select(Method.family).where(Method.family.is_not(None)).distinct()
+    return sorted(session.scalars(query))
+
+
+def env_ranking(
+    session: Session, env_id: str, filters: Filters, protocol_hash: str | None = None
+) -> dict[str, Any]:
+    """An environment's ranking table under one protocol, and what else exists."""
+    env = get_env(session, env_id)
+    card = env_card(env)
+    protocol_hash = protocol_hash or env.protocol_hash
+    runs = filters.apply(env_runs(session, env, protocol_hash))
+    rows = ranking.rank_env(runs)
+    problem = card.normalization_problem()
+    return {
+        "env_id": env.id,
+        "protocol_hash": protocol_hash,
+        "current_protocol": protocol_hash == env.protocol_hash,
+        "scale": "normalized score (0 random, 100 expert)"
+        if problem is None
+        else f"{card.primary_metric} (no normalized score: {problem})",
+        "rows": [row_dict(r) for r in rows],
+        "run_scores": {
+            r.method + "@" + r.budget_class: [
+                run.score for run in runs if run.result_id in r.result_ids
+            ]
+            for r in rows
+        },
+        "protocols": [{"hash": h, "results": n} for h, n in env_protocols(session, env.id)],
+    }
+
+
+def suite_ranking(session: Session, name: str, filters: Filters) -> dict[str, Any]:
+    """A suite's aggregate ranking, performance profiles and its envs."""
+    suite = session.get(Suite, name)
+    if suite is None:
+        raise NotFound(f"no suite {name!r} on this leaderboard")
+    runs, scored, unscored = suite_runs(session, suite)
+    runs = filters.apply(runs)
+    rows, incomplete = ranking.rank_suite(runs, scored)
+    matrices = {}
+    for row in rows:
+        matrix, _ = ranking.method_matrix([r for r in runs if r.method == row.method], scored)
+        if matrix is not None:
+            matrices[row.method] = matrix
+    taus, curves = ranking.profiles(matrices) if matrices else (np.zeros(0), {})
+    return {
+        "suite": name,
+        "scored_envs": scored,
+        "unscored_envs": unscored,
+        "rows": [row_dict(r) for r in rows],
+        "incomplete": [row_dict(r) for r in incomplete],
+        "profiles": {
+            "taus": taus.tolist(),
+            "methods": {
+                m: {"fraction": p.tolist(), "low": b[0].tolist(), "high": b[1].tolist()}
+                for m, (p, b) in curves.items()
+            },
+        },
+    }
+
+
+def compare(session: Session, first: str, second: str, suite_name: str | None) -> dict[str, Any]:
+    """P(a run of ``first`` beats a run of ``second``) per env they share, and overall."""
+    methods = {}
+    for name in (first, second):
+        method = session.scalar(select(Method).where(Method.name == name))
+        if method is None:
+            raise NotFound(f"no method {name!r} on this leaderboard")
+        methods[name] = method
+    if suite_name is not None:
+        suite = session.get(Suite, suite_name)
+        if suite is None:
+            raise NotFound(f"no suite {suite_name!r} on this leaderboard")
+        envs = [e for e in suite.envs if e.active]
+    else:
+        envs = list(session.scalars(select(Environment).where(Environment.active)))
+    per_env, columns_x, columns_y, shared = [], [], [], []
+    for env in envs:
+        if env_card(env).reference_values() is None:
+            continue
+        runs = env_runs(session, env)
+        x, _ = ranking.method_matrix([r for r in runs if r.method == first], [env.id])
+        y, _ = ranking.method_matrix([r for r in runs if r.method == second], [env.id])
+        if x is None or y is None:
+            continue
+        p = ranking.improvement(x, y)
+        per_env.append({"env_id": env.id, "probability": estimate_dict(p)})
+        columns_x.append(x[:, 0])
+        columns_y.append(y[:, 0])
+        shared.append(env.id)
+    overall = None
+    if shared:
+        n = min(len(c) for c in columns_x)
+        m = min(len(c) for c in columns_y)
+        x = np.stack([c[:n] for c in columns_x], axis=1)
+        y = np.stack([c[:m] for c in columns_y], axis=1)
+        overall = estimate_dict(ranking.improvement(x, y))
+    return {
+        "first": first,
+        "second": second,
+        "suite": suite_name,
+        "envs": per_env,
+        "overall": overall,
+    }
+
+
+def counts(session: Session) -> dict[str, int]:
+    """How many environments, suites, methods, results and verified results there are."""
+
+    def count(model, *where) -> int:
+        return int(session.scalar(select(func.count()).select_from(model).where(*where)) or 0)
+
+    return {
+        "environments": count(Environment, Environment.active),
+        "suites": count(Suite),
+        "methods": count(Method),
+        "results": count(Result),
+        "verified": count(Result, Result.verification == "verified"),
+    }
+
+
+def result_summary(row: Result, method: str) -> dict[str, Any]:
+    """A stored result in a list: what identifies it, not its episodes."""
+    return {
+        "id": row.id,
+        "env_id": row.env_id,
+        "method": method,
+        "policy": row.policy_name,
+        "verification": row.verification,
+        "training_budget_steps": row.training_budget_steps,
+        "budget_class": ranking.budget_class(row.training_budget_steps),
+        "protocol_hash": row.protocol_hash,
+        "artifact_sha256": row.artifact_sha256,
+        "return_mean": row.return_mean,
+        "episodes": row.episodes,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+def list_results(
+    session: Session,
+    *,
+    env_id: str | None = None,
+    method: str | None = None,
+    verification: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Stored results, newest first, filtered."""
+    query = select(Result, Method.name).join(Method, Result.method_id == Method.id)
+    if env_id is not None:
+        query = query.where(Result.env_id == env_id)
+    if method is not None:
+        query = query.where(Method.name == method)
+    if verification is not None:
+        query = query.where(Result.verification == verification)
+    query = query.order_by(Result.id.desc()).limit(limit).offset(offset)
+    return [result_summary(row, name) for row, name in session.execute(query)]

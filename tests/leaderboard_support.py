@@ -1,0 +1,331 @@
+"""Fixtures of the leaderboard tests: one throwaway PostgreSQL cluster per test process
+(pytest-xdist workers each start their own, on their own port), a fresh database per test on
+SQLite and on PostgreSQL, and the zoo's committed results as a corpus."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ZOO_RESULTS = sorted(REPO.glob("baselines/results/**/result.json"))
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    """Run as the ``postgres`` user when we are root (PostgreSQL refuses to run as root)."""
+    if os.geteuid() != 0:
+        return args
+    if shutil.which("runuser"):
+        return ["runuser", "-u", "postgres", "--", *args]
+    return ["su", "postgres", "-c", " ".join(args)]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster on 127.0.0.1 for this test process; yields its server URL."""
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip(
+            "PostgreSQL is not installed (scripts/setup.sh installs it as root: "
+            "apt-get install postgresql); the SQLite half of these tests still ran"
+        )
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("PostgreSQL is installed but there is no 'postgres' user to run it as")
+    root = Path(tempfile.mkdtemp(prefix="rlbench-pg-"))
+    data = root / "data"
+    if os.geteuid() == 0:
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+    port = _free_port()
+    log = root / "server.log"
+    subprocess.run(
+        _as_postgres(
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    options = f"-p {port} -k {root} -h 127.0.0.1 -c fsync=off -c max_connections=200"
+    started = subprocess.run(
+        _as_postgres(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if started.returncode != 0:
+        detail = log.read_text() if log.exists() else started.stderr
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.fail(f"PostgreSQL did not start: {detail[-2000:]}")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(
+            _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+            capture_output=True,
+            timeout=120,
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, or a new database on the test cluster."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.sqlite'}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    from sqlalchemy import create_engine, text
+
+    name = "lb_" + uuid.uuid4().hex[:12]
+    admin = create_engine(
+        f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+        isolation_level="AUTOCOMMIT",
+    )
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def leaderboard_cards(ids: tuple[str, ...] | None = None):
+    """The catalog's cards (all, or those with ``ids``) and the registry's spec hash."""
+    import rlbench_suite  # noqa: F401  (registers the cards)
+    from rlbench_suite.core.catalog import cards
+    from rlbench_suite.registry import spec_hash
+
+    chosen = [c for c in cards().values() if ids is None or c.id in ids]
+    return chosen, spec_hash
+
+
+ZOO_ENVS = (
+    "rlbench/CartPole-v1",
+    "rlbench/Acrobot-v1",
+    "rlbench/Pendulum-v1",
+    "rlbench/InvertedPendulum-v5",
+    "rlbench/MountainCar-v0",
+)
+
+
+@pytest.fixture(scope="session")
+def random_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Real Results of the random policy (the harness, the card's protocol) on two zoo envs."""
+    from rlbench_suite.evaluation import evaluate
+
+    folder = tmp_path_factory.mktemp("random-results")
+    paths = []
+    for env_id in ("rlbench/CartPole-v1", "rlbench/Acrobot-v1"):
+        path = folder / f"{env_id.split('/')[1]}.json"
+        evaluate(env_id, "random", workers=1, out=path)
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def seeded(db_url: str, random_results: list[Path]):
+    """A migrated database with the zoo envs, the zoo's results and the random results."""
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.startup import prepare_database
+
+    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+    factory = prepare_database(db_url, cards, spec_hash)
+    report = import_files(factory, [*ZOO_RESULTS, *random_results])
+    assert report.refused == []
+    yield factory
+    factory.kw["bind"].dispose()
+
+
+def make_onnx(custom_domain: str | None = None, loop: bool = False) -> bytes:
+    """A tiny CartPole ONNX policy (obs -> logits), one with a custom operator, or one whose
+    graph loops (nearly) forever."""
+    from onnx import TensorProto, helper
+
+    weights = helper.make_tensor("w", TensorProto.FLOAT, [4, 2], [0.1] * 8)
+    opsets = [helper.make_opsetid("", 17)]
+    nodes = [helper.make_node("MatMul", ["obs", "w"], ["logits" if not loop else "start"])]
+    initializers = [weights]
+    if custom_domain is not None:
+        nodes = [helper.make_node("Boom", ["obs", "w"], ["logits"], domain=custom_domain)]
+        opsets.append(helper.make_opsetid(custom_domain, 1))
+    if loop:
+        body = helper.make_graph(
+            [
+                helper.make_node("Identity", ["cond"], ["cond_out"]),
+                helper.make_node("Identity", ["v"], ["v_out"]),
+            ],
+            "spin",
+            [
+                helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("v", TensorProto.FLOAT, ["batch", 2]),
+            ],
+            [
+                helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("v_out", TensorProto.FLOAT, ["batch", 2]),
+            ],
+        )
+        initializers += [
+            helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
+            helper.make_tensor("yes", TensorProto.BOOL, [], [True]),
+        ]
+        nodes.append(helper.make_node("Loop", ["trips", "yes", "start"], ["logits"], body=body))
+    graph = helper.make_graph(
+        nodes,
+        "policy",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 2])],
+        initializer=initializers,
+    )
+    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
+
+
+@pytest.fixture
+def app_client(db_url: str):
+    """A TestClient of the site over a database holding the zoo's results, a live token
+    ``alice`` and a revoked token ``mallory``; yields (client, factory, alice's token,
+    mallory's token)."""
+    from fastapi.testclient import TestClient
+
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.limits import Limits
+    from rlbench_suite.leaderboard.startup import prepare_database
+    from rlbench_suite.leaderboard.tokens import create_token, revoke_token
+
+    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+    factory = prepare_database(db_url, cards, spec_hash)
+    assert import_files(factory, ZOO_RESULTS).refused == []
+    with factory.begin() as session:
+        _, alice = create_token(session, "alice")
+        _, mallory = create_token(session, "mallory")
+        revoke_token(session, "mallory")
+    limits = Limits(result_bytes=256 * 1024, policy_bytes=64 * 1024, submissions_per_minute=8)
+    with TestClient(create_app(factory, limits)) as client:
+        yield client, factory, alice, mallory
+    factory.kw["bind"].dispose()
+
+
+SERVER_SCRIPT = """
+import sys, uvicorn
+from rlbench_suite.core.catalog import cards
+from rlbench_suite.registry import spec_hash
+from rlbench_suite.leaderboard.app import create_app
+from rlbench_suite.leaderboard.limits import Limits
+from rlbench_suite.leaderboard.startup import prepare_database
+url, port = sys.argv[1], int(sys.argv[2])
+ids = {"rlbench/CartPole-v1", "rlbench/Acrobot-v1", "rlbench/Pendulum-v1"}
+factory = prepare_database(url, [c for c in cards().values() if c.id in ids], spec_hash)
+app = create_app(factory, Limits(submissions_per_minute=100_000))
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 120) -> None:
+    """Wait until the server at ``base`` answers; fail with its output if it exits."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {process.stdout.read()[-2000:]}")
+        try:
+            httpx.get(f"{base}/api/envs", timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not answer within {seconds} s") from None
+            time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process)."""
+    import sys
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT, url, str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(base, process)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serve_cli(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``rlbench leaderboard serve`` on a free port with ``data_dir`` as the data directory;
+    yields (base URL, process) once it answers, and stops it after."""
+    import sys
+
+    port = _free_port()
+    env = {**os.environ, "RLBENCH_DATA_DIR": str(data_dir)}
+    command = [
+        sys.executable,
+        "-m",
+        "rlbench_suite.cli",
+        "leaderboard",
+        "serve",
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", process)
+        yield f"http://127.0.0.1:{port}", process
+    finally:
+        if process.poll() is None:
+            process.terminate()

@@ -1,0 +1,275 @@
+"""The leaderboard's JSON API on SQLite and PostgreSQL: submissions with tokens, limits and
+checks against the card, and hostile input (bad JSON, huge bodies, forged fields, injection
+strings, path tricks, custom ONNX operators)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from sqlalchemy import func, select, text
+
+from rlbench_suite.leaderboard.models import PolicyArtifact, Result, VerificationJob
+from tests.leaderboard_support import ZOO_RESULTS, make_onnx
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def count(factory, model) -> int:
+    with factory() as session:
+        return session.scalar(select(func.count()).select_from(model))
+
+
+def test_a_result_is_stored_once_and_linked(app_client, random_results):
+    client, factory, alice, _ = app_client
+    body = random_results[0].read_bytes()
+    before = count(factory, Result)
+    first = client.post("/api/results", content=body, headers=bearer(alice))
+    assert first.status_code == 201, first.text
+    assert first.json()["created"] is True and first.json()["verification"] == "self-reported"
+    again = client.post("/api/results", content=body, headers=bearer(alice))
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    assert again.json()["created"] is False and count(factory, Result) == before + 1
+    page = client.get(first.json()["url"])
+    assert page.status_code == 200 and "rlbench/CartPole-v1" in page.text
+    stored = client.get(f"/api/results/{first.json()['id']}").json()
+    assert stored["result"]["returns"] == json.loads(body)["returns"]
+    assert stored["method"] == "random"
+
+
+def test_the_server_sets_the_verification_level(app_client, random_results):
+    client, factory, alice, _ = app_client
+    data = json.loads(random_results[1].read_text())
+    data["verification"] = "verified"
+    done = client.post("/api/results", json=data, headers=bearer(alice))
+    assert done.status_code == 201 and done.json()["verification"] == "self-reported"
+    with factory() as session:
+        row = session.get(Result, done.json()["id"])
+        assert row.verification == "self-reported"
+        assert row.document["verification"] == "self-reported"
+
+
+def test_tokens_missing_wrong_and_revoked_are_refused_and_never_echoed(
+    app_client, random_results, caplog
+):
+    client, factory, alice, mallory = app_client
+    body = random_results[0].read_bytes()
+    caplog.set_level(logging.DEBUG)
+    cases = [
+        ({}, "missing token"),
+        ({"Authorization": "Basic abc"}, "malformed Authorization header"),
+        (bearer(alice + "x"), "unknown or revoked token"),
+        (bearer(mallory), "unknown or revoked token"),
+    ]
+    for headers, message in cases:
+        done = client.post("/api/results", content=body, headers=headers)
+        assert done.status_code == 401 and message in done.json()["detail"]
+        assert done.headers["www-authenticate"] == "Bearer"
+        assert alice not in done.text and mallory not in done.text
+    assert count(factory, Result) == len(ZOO_RESULTS)
+    for page in ("/", "/methods/random", "/api/results"):
+        assert alice not in client.get(page).text
+    assert all(
+        alice not in r.getMessage() and mallory not in r.getMessage() for r in caplog.records
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (b"{not json", 400, "malformed JSON: JSONDecodeError at byte 1"),
+        (b"\xff\xfe", 400, "malformed JSON"),
+        (b"[1, 2]", 422, "a result is a JSON object, got list"),
+        (b'{"schema_version": 1, "env_id": 5}', 422, "invalid result"),
+        (b'{"schema_version": "1; DROP TABLE results"}', 422, "schema_version"),
+    ],
+)
+def test_malformed_bodies_are_refused_with_what_is_wrong(app_client, body, status, message):
+    client, factory, alice, _ = app_client
+    done = client.post("/api/results", content=body, headers=bearer(alice))
+    assert done.status_code == status and message in done.json()["detail"]
+    assert count(factory, Result) == len(ZOO_RESULTS)
+
+
+def test_huge_bodies_are_refused_naming_the_limit(app_client):
+    client, _, alice, _ = app_client
+    huge = b" " * (300 * 1024)
+    done = client.post("/api/results", content=huge, headers=bearer(alice))
+    assert done.status_code == 413
+    assert "the limit of /api/results is 262144 bytes" in done.json()["detail"]
+
+    def chunks():  # no Content-Length: counted as it streams
+        for _ in range(40):
+            yield b" " * 8192
+
+    done = client.post("/api/results", content=chunks(), headers=bearer(alice))
+    assert done.status_code == 413 and "over 262144 bytes" in done.json()["detail"]
+
+
+def test_a_result_under_another_protocol_is_refused_with_the_difference(app_client):
+    client, _, alice, _ = app_client
+    data = json.loads(ZOO_RESULTS[0].read_text())
+    data["protocol"]["deterministic"] = False
+    from rlbench_suite.core.protocol import EvalProtocol
+
+    data["protocol_hash"] = EvalProtocol(**data["protocol"]).hash
+    done = client.post("/api/results", json=data, headers=bearer(alice))
+    assert done.status_code == 422
+    assert "deterministic: false vs the card's true" in done.json()["detail"]
+
+
+def test_the_rate_limit_is_named_in_the_refusal(app_client):
+    client, _, alice, _ = app_client
+    statuses = [client.post("/api/results", content=b"[]", headers=bearer(alice)) for _ in range(9)]
+    assert [s.status_code for s in statuses[:8]] == [422] * 8
+    refused = statuses[8]
+    assert refused.status_code == 429
+    assert "at most 8 submissions per minute per token" in refused.json()["detail"]
+    assert int(refused.headers["retry-after"]) >= 1
+
+
+def test_script_and_sql_strings_are_stored_verbatim_and_shown_escaped(app_client, random_results):
+    client, factory, alice, _ = app_client
+    data = json.loads(random_results[0].read_text())
+    hostile = "<script>alert('x')</script>'; DROP TABLE results;--"
+    data["policy"]["name"] = hostile
+    data["provenance"]["command"] = [hostile]
+    done = client.post("/api/results", json=data, headers=bearer(alice))
+    assert done.status_code == 201, done.text
+    page = client.get(f"/results/{done.json()['id']}").text
+    assert "<script>" not in page and "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    with factory() as session:
+        assert session.execute(text("SELECT count(*) FROM results")).scalar() > 0
+        row = session.get(Result, done.json()["id"])
+        assert (
+            row.policy_name == hostile
+            and row.method.name == "script_alert(_x_)_/script___ DROP TABLE results"
+        )
+    refused = client.post(
+        "/api/results", params={"method": "<b>x</b>"}, json=data, headers=bearer(alice)
+    )
+    assert refused.status_code == 422 and "method name '<b>x</b>' is not accepted" in refused.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/envs/rlbench/..%2F..%2Fpyproject.toml",
+        "/static/../pyproject.toml",
+        "/static/%2e%2e/pyproject.toml",
+        "/api/results/..%2F1",
+        "/results/-1",
+        "/plots/results/1%00.svg",
+        "/api/envs/rlbench/CartPole-v1%2F..%2F/ranking",
+    ],
+)
+def test_path_tricks_find_nothing(app_client, path):
+    client, *_ = app_client
+    done = client.get(path)
+    assert done.status_code in (404, 422), (path, done.status_code)
+    assert "[build-system]" not in done.text
+
+
+def test_an_onnx_policy_is_stored_by_hash_and_queued(app_client):
+    client, factory, alice, _ = app_client
+    model = make_onnx()
+    metadata = {
+        "env_id": "rlbench/CartPole-v1",
+        "method": "tiny-matmul",
+        "training_budget_steps": 1000,
+    }
+    done = client.post(
+        "/api/submissions",
+        headers=bearer(alice),
+        files={"policy": ("../../etc/evil name.onnx", model)},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert done.status_code == 202, done.text
+    import hashlib
+
+    assert done.json()["artifact_sha256"] == hashlib.sha256(model).hexdigest()
+    status = client.get(done.json()["url"]).json()
+    assert status["job"]["state"] == "queued" and status["method"] == "tiny-matmul"
+    with factory() as session:
+        artifact = session.get(PolicyArtifact, done.json()["artifact_sha256"])
+        assert artifact.content == model and artifact.filename == "evil_name.onnx"
+        assert session.scalar(select(func.count()).select_from(VerificationJob)) == 1
+    again = client.post(
+        "/api/submissions",
+        headers=bearer(alice),
+        files={"policy": ("p.onnx", model)},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert again.status_code == 202 and count(factory, PolicyArtifact) == 1
+
+
+@pytest.mark.parametrize(
+    ("model", "metadata", "message"),
+    [
+        (make_onnx("com.evil"), None, "custom ONNX operators are not accepted: com.evil::Boom"),
+        (b"\x00garbage", None, "policy is not a valid ONNX model"),
+        (
+            make_onnx(),
+            {"env_id": "rlbench/Nope-v0", "method": "m"},
+            "environment 'rlbench/Nope-v0' is not on this leaderboard",
+        ),
+        (
+            make_onnx(),
+            {"env_id": "rlbench/CartPole-v1"},
+            "invalid metadata: method: Field required",
+        ),
+        (
+            make_onnx(),
+            {"env_id": "rlbench/CartPole-v1", "method": "m", "verification": "verified"},
+            "invalid metadata: verification: Extra inputs are not permitted",
+        ),
+    ],
+)
+def test_bad_policy_submissions_are_refused(app_client, model, metadata, message):
+    client, factory, alice, _ = app_client
+    metadata = metadata or {"env_id": "rlbench/CartPole-v1", "method": "m"}
+    done = client.post(
+        "/api/submissions",
+        headers=bearer(alice),
+        files={"policy": ("p.onnx", model)},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert done.status_code == 422 and message in done.json()["detail"]
+    assert count(factory, VerificationJob) == 0 and count(factory, PolicyArtifact) == 0
+
+
+def test_policy_bodies_over_the_limit_and_wrong_forms_are_refused(app_client):
+    client, _, alice, _ = app_client
+    done = client.post(
+        "/api/submissions",
+        headers=bearer(alice),
+        files={"policy": ("p.onnx", b"0" * (70 * 1024))},
+        data={"metadata": "{}"},
+    )
+    assert done.status_code == 413 and "the limit of /api/submissions is 65536 bytes" in done.text
+    done = client.post("/api/submissions", headers=bearer(alice), json={"policy": "x"})
+    assert done.status_code == 415
+
+
+def test_read_endpoints(app_client):
+    client, *_ = app_client
+    envs = {e["id"]: e for e in client.get("/api/envs").json()}
+    assert "classic-control" in envs["rlbench/CartPole-v1"]["suites"]
+    ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
+    assert ranking["protocol_hash"] == envs["rlbench/CartPole-v1"]["protocol_hash"]
+    assert ranking["rows"][0]["method"] == "zoo-ppo" and ranking["rows"][0]["runs"] == 5
+    assert client.get("/api/envs/rlbench/Nope-v0/ranking").status_code == 404
+    bad = client.get("/api/envs/rlbench/CartPole-v1/ranking", params={"budget": "10k"})
+    assert bad.status_code == 422 and "accepted: 100k, 1M, unlimited" in bad.json()["detail"]
+    listed = client.get("/api/results", params={"env": "rlbench/Pendulum-v1"}).json()
+    assert {r["method"] for r in listed} == {"zoo-sac"} and len(listed) == 5
+    assert client.get("/api/results", params={"limit": 0}).status_code == 422
+    assert {m["name"] for m in client.get("/api/methods").json()} == {"zoo-ppo", "zoo-sac"}
+    suite = client.get("/api/suites/classic-control/ranking").json()
+    assert {r["method"] for r in suite["incomplete"]} == {"zoo-ppo", "zoo-sac"}
+    assert client.get("/api/openapi.json").json()["paths"]["/api/results"]["post"]

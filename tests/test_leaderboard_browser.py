@@ -1,0 +1,149 @@
+"""The leaderboard in a real browser (Playwright driving Debian's Chromium): the pages a
+reader uses, their order, filters, plots and P(improvement), at a phone's width too.
+Screenshots go to ``$RLBENCH_TEST_ARTIFACTS/browser`` (else the test's temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.leaderboard_support import ZOO_RESULTS, serve_cli
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="playwright is not installed (scripts/setup.sh installs it with the dev extra)",
+    )
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(
+            "Chromium is not installed (scripts/setup.sh installs Debian's as root: "
+            "apt-get install chromium)"
+        )
+    with sync_api.sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, random_results):
+    """``rlbench leaderboard serve`` on a fresh data dir with the zoo's and random results."""
+    data = tmp_path_factory.mktemp("browser-data")
+    env = {**os.environ, "RLBENCH_DATA_DIR": str(data)}
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlbench_suite.cli",
+            "leaderboard",
+            "import",
+            *map(str, random_results),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert imported.returncode == 0, imported.stderr
+    with serve_cli(data) as (base, _):
+        yield base
+
+
+@pytest.fixture
+def page(browser, request, tmp_path):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    folder = Path(os.environ.get("RLBENCH_TEST_ARTIFACTS", tmp_path)) / "browser"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.shoot = lambda name: page.screenshot(path=folder / f"{name}.png", full_page=True)
+    yield page
+    context.close()
+
+
+def ranking(page) -> list[tuple[str, str, str]]:
+    rows = page.locator("table.ranking tbody tr")
+    return [
+        (
+            rows.nth(i).locator("td").nth(0).inner_text(),
+            rows.nth(i).locator("td").nth(1).locator("a").inner_text(),
+            rows.nth(i).locator("td").nth(2).inner_text(),
+        )
+        for i in range(rows.count())
+    ]
+
+
+def test_the_home_page_lists_the_suites(server, page):
+    page.goto(server + "/")
+    suites = page.locator("ul.suites a").all_inner_texts()
+    assert "classic-control" in suites and "mujoco-v5" in suites
+    assert f"{len(ZOO_RESULTS) + 2} results" in page.locator("p.counts").inner_text()
+    page.shoot("home")
+
+
+def test_an_environment_page_ranks_and_filters(server, page):
+    page.goto(server + "/envs/rlbench/CartPole-v1")
+    rows = ranking(page)
+    assert [(rank, method) for rank, method, _ in rows] == [("1", "zoo-ppo"), ("2", "random")]
+    assert all("[" in cell and "]" in cell for _, _, cell in rows)
+    figure = page.locator("figure img")
+    figure.scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('figure img').naturalWidth > 0")
+    page.shoot("environment")
+    page.select_option("select[name=budget]", "100k")
+    page.click("form.filters button")
+    page.wait_for_url("**budget=100k**")
+    assert [method for _, method, _ in ranking(page)] == ["zoo-ppo"]
+    page.select_option("select[name=verification]", "verified")
+    page.click("form.filters button")
+    page.wait_for_url("**verification=verified**")
+    assert "No results match." in page.locator("table.ranking").inner_text()
+    page.shoot("environment-filtered")
+
+
+def test_a_result_page_shows_its_plot_and_provenance(server, page):
+    page.goto(server + "/envs/rlbench/Pendulum-v1")
+    page.click("table.ranking a")  # the method
+    page.locator("a[href^='/results/']").first.click()  # its first result
+    page.wait_for_url("**/results/*")
+    page.wait_for_function("document.querySelector('figure img').naturalWidth > 0")
+    provenance = page.locator("dl.provenance").inner_text()
+    assert "git commit" in provenance and "command" in provenance and "packages" in provenance
+    page.shoot("result")
+
+
+def test_the_compare_page_shows_the_probability_of_improvement(server, page):
+    page.goto(server + "/compare")
+    page.select_option("select[name=a]", "zoo-ppo")
+    page.select_option("select[name=b]", "random")
+    page.click("form.filters button")
+    overall = page.locator("p.overall").inner_text()
+    assert overall.startswith("Overall: ") and float(overall.split()[1]) > 0.9
+    assert page.locator("table.compare tbody tr").count() == 2
+    page.shoot("compare")
+
+
+def test_pages_fit_a_phone(server, browser, tmp_path):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    folder = Path(os.environ.get("RLBENCH_TEST_ARTIFACTS", tmp_path)) / "browser"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, path in [
+        ("phone-environment", "/envs/rlbench/CartPole-v1"),
+        ("phone-suite", "/suites/classic-control"),
+        ("phone-result", "/results/1"),
+    ]:
+        page.goto(server + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (path, width)
+        page.screenshot(path=folder / f"{name}.png", full_page=True)
+    context.close()

@@ -1,0 +1,66 @@
+"""``rlbench leaderboard``: init, import of the zoo's results, tokens, on a real database."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from tests.conftest import run_cli
+from tests.leaderboard_support import REPO, ZOO_RESULTS
+
+
+def test_init_import_and_tokens_on_the_embedded_database(tmp_path):
+    env = {"RLBENCH_DATA_DIR": str(tmp_path)}
+    done = run_cli("leaderboard", "init", env=env)
+    assert done.returncode == 0, done.stderr
+    database = tmp_path / "leaderboard" / "leaderboard.sqlite"
+    assert str(database) in done.stdout and " environments, " in done.stdout
+    with sqlite3.connect(database) as connection:
+        envs = connection.execute("SELECT count(*) FROM environments").fetchone()[0]
+    assert f"{envs} environments" in done.stdout and envs > 100
+
+    done = run_cli("leaderboard", "import", str(REPO / "baselines" / "results"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"imported {len(ZOO_RESULTS)} new, 0 already there, 0 refused" in done.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    done = run_cli("leaderboard", "import", str(ZOO_RESULTS[0]), str(broken), env=env)
+    assert done.returncode == 1
+    assert "imported 0 new, 1 already there, 1 refused" in done.stdout
+    assert f"refused {broken}: not a readable JSON file" in done.stdout
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT count(*) FROM results").fetchone()[0] == len(ZOO_RESULTS)
+
+    created = run_cli("leaderboard", "token", "create", "alice", env=env)
+    assert created.returncode == 0, created.stderr
+    value = created.stdout.split()[-1]
+    assert value.startswith("rlb_") and len(value) > 40
+    with sqlite3.connect(database) as connection:
+        stored = connection.execute("SELECT token_sha256 FROM api_tokens").fetchall()
+    assert len(stored) == 1 and value not in stored[0][0]
+    again = run_cli("leaderboard", "token", "create", "alice", env=env)
+    assert again.returncode == 2 and "a token named 'alice' exists already" in again.stderr
+    assert run_cli("leaderboard", "token", "revoke", "alice", env=env).returncode == 0
+    listed = run_cli("leaderboard", "token", "list", env=env)
+    assert "alice" in listed.stdout and "revoked" in listed.stdout and value not in listed.stdout
+
+
+def test_a_bad_database_url_is_refused_clearly(tmp_path):
+    done = run_cli("leaderboard", "init", "--db", "mysql://u@localhost/x")
+    assert done.returncode == 2
+    assert "unsupported database 'mysql'; accepted: sqlite:///PATH or postgresql://" in done.stderr
+
+
+def test_serve_shows_the_zoo_results_on_a_fresh_database(tmp_path):
+    import httpx
+
+    from tests.leaderboard_support import serve_cli
+
+    with serve_cli(tmp_path) as (base, server):
+        home = httpx.get(f"{base}/", timeout=30)
+        assert home.status_code == 200
+        assert f"{len(ZOO_RESULTS)} results (0 verified)" in home.text
+        page = httpx.get(f"{base}/envs/rlbench/CartPole-v1", timeout=30)
+        assert '<td><a href="/methods/zoo-ppo">zoo-ppo</a>' in page.text
+    output = server.communicate(timeout=30)[0]
+    assert f"zoo results: {len(ZOO_RESULTS)} new, 0 there, 0 refused" in output
+    assert f"serving sqlite:///{tmp_path}/leaderboard/leaderboard.sqlite" in output

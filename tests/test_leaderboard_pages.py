@@ -1,0 +1,170 @@
+"""The leaderboard's pages through FastAPI's TestClient, on SQLite and PostgreSQL: what a
+reader sees (rankings in order with intervals, filters, plots, provenance, P(improvement)),
+server-rendered, escaped, without scripts or outside resources."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from rlbench_suite.leaderboard import plots
+from rlbench_suite.leaderboard.app import create_app
+from rlbench_suite.leaderboard.models import Result
+
+ROW = re.compile(
+    r'<tr><td class="rank">([^<]+)</td>\s*<td><a href="/methods/[^"]+">([^<]+)</a>'
+    r'.*?<span class="num">([^<]+)</span> <span class="ci">\[([^,]+), ([^\]]+)\]'
+)
+
+
+@pytest.fixture
+def site(seeded):
+    with TestClient(create_app(seeded)) as client:
+        yield client, seeded
+
+
+def ranking_rows(page: str) -> list[tuple[str, str, float, float, float]]:
+    table = page.split('<table class="ranking">', 1)[1].split("</table>", 1)[0]
+    return [
+        (rank, html.unescape(method), float(p), float(lo), float(hi))
+        for rank, method, p, lo, hi in ROW.findall(table.replace("\n", " "))
+    ]
+
+
+def test_the_home_page_lists_suites_and_counts(site):
+    client, factory = site
+    page = client.get("/")
+    assert page.status_code == 200
+    assert '<a href="/suites/classic-control">classic-control</a>' in page.text
+    with factory() as session:
+        results = session.scalar(select(func.count()).select_from(Result))
+    assert f"{results} results (0 verified)" in page.text
+    assert "No verified results yet." in page.text
+
+
+def test_an_environment_page_ranks_with_intervals_and_filters(site):
+    client, _ = site
+    page = client.get("/envs/rlbench/CartPole-v1")
+    assert page.status_code == 200
+    api = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
+    rows = ranking_rows(page.text)
+    assert [(r[0], r[1]) for r in rows] == [(a["rank"], a["method"]) for a in api["rows"]]
+    assert [r[1] for r in rows] == ["zoo-ppo", "random"]
+    for (_, _, point, low, high), expected in zip(rows, api["rows"], strict=True):
+        assert point == round(expected["iqm"]["point"], 1)
+        assert (low, high) == (round(expected["iqm"]["low"], 1), round(expected["iqm"]["high"], 1))
+    assert "(1 run: over episodes)" in page.text  # random's single run
+    assert '<img src="/plots/envs/rlbench/CartPole-v1.svg"' in page.text
+    # filters are a plain GET form; they change the table
+    assert '<form class="filters" method="get" action="/envs/rlbench/CartPole-v1">' in page.text
+    budget = client.get("/envs/rlbench/CartPole-v1", params={"budget": "100k"})
+    assert [r[1] for r in ranking_rows(budget.text)] == ["zoo-ppo"]
+    assert '<option value="100k" selected>' in budget.text
+    family = client.get("/envs/rlbench/CartPole-v1", params={"family": "policy-gradient"})
+    assert [r[1] for r in ranking_rows(family.text)] == ["zoo-ppo"]
+    verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
+    assert ranking_rows(verified.text) == [] and "No results match." in verified.text
+    bad = client.get("/envs/rlbench/CartPole-v1", params={"budget": "10k"})
+    assert bad.status_code == 422 and "unknown budget class &#39;10k&#39;" in bad.text
+    plot = client.get("/plots/envs/rlbench/CartPole-v1.svg", params={"budget": "100k"})
+    assert plot.headers["content-type"] == "image/svg+xml" and plot.text.startswith("<svg")
+    missing = client.get("/envs/rlbench/Nope-v0")
+    assert missing.status_code == 404 and "no environment &#39;rlbench/Nope-v0&#39;" in missing.text
+
+
+def test_a_result_page_shows_its_plot_and_provenance(site):
+    client, factory = site
+    with factory() as session:
+        row = session.scalar(select(Result).where(Result.env_id == "rlbench/Pendulum-v1"))
+        doc = row.document
+    page = client.get(f"/results/{row.id}")
+    assert page.status_code == 200
+    assert f'<img src="/plots/results/{row.id}.svg"' in page.text
+    assert doc["provenance"]["git_commit"] in page.text
+    assert doc["provenance"]["cpu"] in page.text and doc["protocol_hash"] in page.text
+    assert f"Return of each of the {len(doc['returns'])} episodes." in page.text
+    before = plots.episode_returns.cache_info().hits
+    first = client.get(f"/plots/results/{row.id}.svg")
+    second = client.get(f"/plots/results/{row.id}.svg")
+    assert first.headers["content-type"] == "image/svg+xml" and first.text.startswith("<svg")
+    assert second.text == first.text and plots.episode_returns.cache_info().hits > before
+    assert client.get("/results/999999").status_code == 404
+
+
+def test_a_suite_page_and_the_compare_page(site):
+    client, _ = site
+    page = client.get("/suites/classic-control")
+    assert page.status_code == 200
+    assert "no run on rlbench/Pendulum-v1" in page.text  # zoo-ppo lacks the SAC env
+    compare = client.get("/compare", params={"a": "zoo-ppo", "b": "random"})
+    api = client.get("/api/compare", params={"a": "zoo-ppo", "b": "random"}).json()
+    assert {e["env_id"] for e in api["envs"]} == {"rlbench/CartPole-v1", "rlbench/Acrobot-v1"}
+    overall = api["overall"]
+    assert (
+        f'Overall: <span class="num">{overall["point"]:.3f}</span> <span class="ci">'
+        f"[{overall['low']:.3f}, {overall['high']:.3f}]"
+    ) in compare.text
+    assert overall["point"] > 0.9
+    unknown = client.get("/compare", params={"a": "zoo-ppo", "b": "nobody"})
+    assert unknown.status_code == 404 and "no method &#39;nobody&#39;" in unknown.text
+
+
+def test_a_method_page_lists_its_results(site):
+    client, factory = site
+    page = client.get("/methods/zoo-sac")
+    assert page.status_code == 200 and "off-policy actor-critic" in page.text
+    with factory() as session:
+        ids = session.scalars(select(Result.id).where(Result.env_id == "rlbench/Pendulum-v1"))
+        for result_id in ids:
+            assert f'href="/results/{result_id}"' in page.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/envs/rlbench/Acrobot-v1",
+        "/suites/classic-control",
+        "/methods/zoo-ppo",
+        "/results/1",
+        "/compare?a=zoo-ppo&b=random",
+    ],
+)
+def test_pages_need_no_script_and_nothing_from_outside(site, path):
+    client, _ = site
+    page = client.get(path)
+    assert page.status_code == 200
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page.text
+    assert "<script" not in page.text.lower()
+    assert not re.search(r'(src|href)="(https?:)?//', page.text)
+    css = client.get("/static/style.css")
+    assert css.status_code == 200 and "@import" not in css.text and "url(" not in css.text
+
+
+def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
+    from rlbench_suite.leaderboard.export import LINK, SKIPPED, export_site
+
+    client, factory = site
+    files = export_site(client.app, tmp_path)
+    home = (tmp_path / "index.html").read_text()
+    assert home == client.get("/").text
+    env = (tmp_path / "envs/rlbench/CartPole-v1/index.html").read_text()
+    assert [r[1] for r in ranking_rows(env)] == ["zoo-ppo", "random"]
+    assert (tmp_path / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")
+    with factory() as session:
+        ids = list(session.scalars(select(Result.id)))
+    for result_id in ids:
+        assert (tmp_path / f"results/{result_id}/index.html").is_file()
+        stored = json.loads((tmp_path / f"api/results/{result_id}").read_text())
+        assert stored["id"] == result_id
+    for page in (f for f in files if f.name == "index.html"):
+        for link in LINK.findall(page.read_text()):
+            if "?" in link or link.startswith(SKIPPED):
+                continue
+            target = tmp_path / html.unescape(link).lstrip("/")
+            assert target.is_file() or (target / "index.html").is_file(), (page, link)

@@ -1,0 +1,170 @@
+"""Ranking: IQM with stratified-bootstrap intervals over real stored results, rank ranges,
+one protocol at a time, budget/verification/family filters, suites, P(improvement)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.metrics import Estimate, interval_estimates, probability_of_improvement
+from rlbench_suite.core.result import Result as ResultDoc
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
+from rlbench_suite.leaderboard import ranking
+from rlbench_suite.leaderboard.models import Environment, Suite
+from rlbench_suite.leaderboard.queries import env_runs, suite_runs
+from rlbench_suite.leaderboard.ranking import Run
+from rlbench_suite.leaderboard.store import method_named, store_result
+from tests.leaderboard_support import ZOO_RESULTS
+
+
+def estimate(low: float, high: float) -> Estimate:
+    return Estimate((low + high) / 2, low, high, 0.95)
+
+
+def test_overlapping_intervals_share_a_rank_range():
+    rows = [estimate(90, 100), estimate(85, 95), estimate(60, 88), estimate(10, 20)]
+    assert ranking.rank_ranges(rows) == [(1, 2), (1, 3), (2, 3), (4, 4)]
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        (100_352, "100k"),
+        (99_000, "100k"),
+        (200_704, "1M"),
+        (1_049_000, "1M"),
+        (5_000_000, "unlimited"),
+        (None, "unlimited"),
+    ],
+)
+def test_budget_classes(steps, expected):
+    assert ranking.budget_class(steps) == expected
+
+
+def test_filters_and_one_run_per_artifact():
+    runs = [
+        Run(1, "e", "a", 10.0, budget_steps=100_352, artifact="x", family="pg"),
+        Run(
+            2,
+            "e",
+            "a",
+            12.0,
+            budget_steps=100_352,
+            artifact="x",
+            verification="verified",
+            family="pg",
+        ),
+        Run(3, "e", "b", 50.0, budget_steps=2_000_000, family="value"),
+    ]
+    assert [r.result_id for r in ranking.distinct_runs(runs)] == [2, 3]
+    assert [r.result_id for r in ranking.filter_runs(runs, budget="1M")] == [1, 2]
+    assert [r.result_id for r in ranking.filter_runs(runs, verification="verified")] == [2]
+    assert [r.result_id for r in ranking.filter_runs(runs, family="value")] == [3]
+    with pytest.raises(ValueError, match="unknown budget class '10k'; accepted: 100k, 1M"):
+        ranking.filter_runs(runs, budget="10k")
+
+
+def _per_run_scores(env_id: str) -> list[float]:
+    card = get_card(env_id)
+    scores = []
+    for path in ZOO_RESULTS:
+        doc = json.loads(path.read_text())
+        if doc["env_id"] == env_id:
+            scores.append(float(normalized_values(card, doc["returns"], doc["successes"]).mean()))
+    return scores
+
+
+def test_an_environment_ranking_from_the_database(seeded, random_results):
+    with seeded() as session:
+        env = session.get(Environment, "rlbench/Acrobot-v1")
+        rows = ranking.rank_env(env_runs(session, env))
+    assert [r.method for r in rows] == ["zoo-ppo", "random"]
+    ppo, rand = rows
+    expected = interval_estimates(
+        np.array(_per_run_scores(env.id)), "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )["iqm"]
+    assert ppo.estimate == expected and ppo.runs == 5 and ppo.interval_over == "runs"
+    assert ppo.budget_class == "1M" and ppo.family == "policy-gradient"
+    assert (ppo.rank, rand.rank) == ("1", "2")
+    doc = json.loads(random_results[1].read_text())
+    values = normalized_values(get_card(env.id), doc["returns"], doc["successes"])
+    assert rand.interval_over == "episodes" and rand.runs == 1
+    assert (
+        rand.estimate
+        == interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+            "iqm"
+        ]
+    )
+    assert rand.estimate.high < ppo.estimate.low
+    # filters: the zoo's Acrobot PPO trained 200k steps; random has no recorded budget
+    runs = env_runs_of(seeded, env.id)
+    assert ranking.filter_runs(runs, budget="100k") == []
+    assert [r.method for r in ranking.rank_env(ranking.filter_runs(runs, budget="1M"))] == [
+        "zoo-ppo"
+    ]
+    family = ranking.filter_runs(env_runs_of(seeded, env.id), family="policy-gradient")
+    assert {r.method for r in family} == {"zoo-ppo"}
+
+
+def env_runs_of(factory, env_id: str) -> list[Run]:
+    with factory() as session:
+        return env_runs(session, session.get(Environment, env_id))
+
+
+def test_only_results_of_one_protocol_are_ranked_together(seeded):
+    from rlbench_suite.core.protocol import EvalProtocol
+
+    path = next(p for p in ZOO_RESULTS if "CartPole" in str(p))
+    doc = ResultDoc.model_validate_json(path.read_text())
+    other = EvalProtocol(**{**doc.protocol.model_dump(), "deterministic": False})
+    moved = doc.model_copy(update={"protocol": other, "protocol_hash": other.hash})
+    with seeded.begin() as session:  # as if stored under an older card's protocol
+        store_result(session, moved, method=method_named(session, "older-protocol"))
+    with seeded() as session:
+        env = session.get(Environment, "rlbench/CartPole-v1")
+        current = {r.method for r in env_runs(session, env)}
+        older = {r.method for r in env_runs(session, env, other.hash)}
+    assert "older-protocol" not in current and older == {"older-protocol"}
+
+
+def test_a_suite_ranking_and_the_probability_of_improvement(seeded):
+    envs = ["rlbench/CartPole-v1", "rlbench/Acrobot-v1"]
+    with seeded() as session:
+        suite = session.get(Suite, "classic-control")
+        runs, scored, _ = suite_runs(session, suite)
+    assert set(envs) <= set(scored)
+    runs = [r for r in runs if r.env_id in envs]
+    rows, incomplete = ranking.rank_suite(runs, envs)
+    assert incomplete == []
+    assert [r.method for r in rows] == ["zoo-ppo", "random"]
+    ppo_matrix, over = ranking.method_matrix([r for r in runs if r.method == "zoo-ppo"], envs)
+    assert over == "runs" and ppo_matrix.shape == (5, 2)
+    assert np.allclose(ppo_matrix[:, 0], _per_run_scores("rlbench/CartPole-v1"))
+    assert (
+        rows[0].estimate
+        == interval_estimates(ppo_matrix, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+            "iqm"
+        ]
+    )
+    random_matrix, over = ranking.method_matrix([r for r in runs if r.method == "random"], envs)
+    assert over == "episodes" and random_matrix.shape == (50, 2)
+    p = ranking.improvement(ppo_matrix, random_matrix)
+    assert p == probability_of_improvement(
+        ppo_matrix, random_matrix, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )
+    assert p.point > 0.9
+    # a method without a run on every env is listed apart, with what it lacks
+    rows, incomplete = ranking.rank_suite(runs, [*envs, "rlbench/Pendulum-v1"])
+    assert rows == [] or all(r.method != "random" for r in rows)
+    lacking = {r.method: r.missing_envs for r in incomplete}
+    assert lacking["random"] == ("rlbench/Pendulum-v1",)
+    taus, curves = ranking.profiles({"zoo-ppo": ppo_matrix, "random": random_matrix})
+    profile, band = curves["zoo-ppo"]
+    assert profile.shape == taus.shape and band.shape == (2, len(taus))
+    assert np.all(np.diff(profile) <= 0)  # fewer runs score above a higher threshold
+    with seeded() as session:
+        assert session.scalars(select(Environment.id)).all()

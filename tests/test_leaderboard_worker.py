@@ -1,0 +1,118 @@
+"""Verification: a submitted ONNX policy re-evaluated by the harness in a limited child
+process, stored as verified; loops and starved processes stopped and reported; the queue
+(rows) survives a worker that dies."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from sqlalchemy import select
+
+from rlbench_suite.leaderboard.models import Result, VerificationJob
+from rlbench_suite.leaderboard.worker import WorkerLimits, claim_next, requeue_stale, run_pending
+from tests.leaderboard_support import REPO, make_onnx
+
+ZOO_ONNX = REPO / "baselines/policies/CartPole-v1/ppo/seed-0/policy.onnx"
+ZOO_RESULT = REPO / "baselines/results/CartPole-v1/ppo/seed-0/result.json"
+
+
+def submit(client, token: str, content: bytes, method: str = "zoo-ppo") -> dict:
+    metadata = {
+        "env_id": "rlbench/CartPole-v1",
+        "method": method,
+        "training_budget_steps": 100096,
+        "train_seeds": list(range(8)),
+    }
+    done = client.post(
+        "/api/submissions",
+        headers={"Authorization": f"Bearer {token}"},
+        files={"policy": ("policy.onnx", content)},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert done.status_code == 202, done.text
+    return done.json()
+
+
+def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
+    client, factory, alice, _ = app_client
+    # a self-reported result of the same policy that the re-evaluation will not reproduce
+    forged = json.loads(ZOO_RESULT.read_text())
+    forged["returns"][0] -= 1.0
+    forged["aggregates"]["return_mean"]["point"] = sum(forged["returns"]) / len(forged["returns"])
+    posted = client.post("/api/results", json=forged, headers={"Authorization": f"Bearer {alice}"})
+    assert posted.status_code == 201, posted.text
+    job = submit(client, alice, ZOO_ONNX.read_bytes())
+    assert run_pending(factory) == [(job["job"], "done")]
+    status = client.get(job["url"]).json()["job"]
+    assert status["state"] == "done" and status["error"] is None
+    with factory() as session:
+        row = session.get(Result, status["result"])
+        assert row.verification == "verified" and row.method.name == "zoo-ppo"
+        assert row.artifact_sha256 == job["artifact_sha256"]
+        assert row.document["policy"]["kind"] == "onnx"
+        assert row.training_budget_steps == 100096
+    # the same policy, the same seeds: the re-evaluation agrees with the self-reported result
+    self_reported = json.loads(ZOO_RESULT.read_text())
+    assert row.document["returns"] == self_reported["returns"]
+    # the zoo's self-reported result of this policy is reproduced exactly: now verified too;
+    # the altered one is not, and the difference is reported
+    with factory() as session:
+        same = session.scalars(
+            select(Result).where(
+                Result.artifact_sha256 == job["artifact_sha256"], Result.id != row.id
+            )
+        ).all()
+        levels = {r.id: r.verification for r in same}
+    altered = posted.json()["id"]
+    assert levels.pop(altered) == "self-reported" and set(levels.values()) == {"verified"}
+    differences = client.get(job["url"]).json()["disagreements"][str(altered)]
+    assert differences[0].startswith("episode 0 (seed 1000000): (return, length, success)")
+    ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
+    ppo = next(r for r in ranking["rows"] if r["method"] == "zoo-ppo")
+    assert ppo["runs"] == 5 and ppo["verified_runs"] == 1  # one run per artifact, verified first
+    verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
+    assert "zoo-ppo" in verified.text and "1/1" in verified.text
+    assert f'href="/results/{status["result"]}"' in client.get("/").text
+
+
+def test_a_looping_policy_is_stopped_by_the_cpu_limit_and_the_server_keeps_serving(app_client):
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(loop=True), method="spinner")
+    limits = WorkerLimits(cpu_s=3, wall_s=120)
+    assert run_pending(factory, limits) == [(job["job"], "failed")]
+    status = client.get(job["url"]).json()["job"]
+    assert status["error"] == "stopped: CPU-time limit of 3 s exceeded"
+    assert client.get("/").status_code == 200
+    with factory() as session:
+        assert session.scalar(select(Result).where(Result.verification == "verified")) is None
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        (WorkerLimits(wall_s=0.2), "stopped: wall-time limit of 0.2 s exceeded"),
+        (WorkerLimits(memory_bytes=64 * 1024**2), "memory limit of 0.0625 GiB"),
+    ],
+)
+def test_wall_time_and_memory_limits(app_client, limits, message):
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(), method="tiny")
+    assert run_pending(factory, limits) == [(job["job"], "failed")]
+    assert message in client.get(job["url"]).json()["job"]["error"]
+
+
+def test_the_queue_survives_a_worker_that_dies(app_client):
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(), method="tiny")
+    assert claim_next(factory) == job["job"]  # claimed, then the worker "dies"
+    assert claim_next(factory) is None  # a running job is not claimed twice
+    assert requeue_stale(factory, dt.timedelta(hours=1)) == 0  # not stale yet
+    assert requeue_stale(factory, dt.timedelta(0)) == 1
+    with factory() as session:
+        row = session.get(VerificationJob, job["job"])
+        assert (row.state, row.attempts) == ("queued", 1)
+    assert run_pending(factory) == [(job["job"], "done")]
+    with factory() as session:
+        assert session.get(VerificationJob, job["job"]).attempts == 2
