@@ -30,7 +30,7 @@ def run_benchmarks(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "benchmarks.run", *args],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # the quick run takes ~100 s alone, 200-300 s beside other tests on 2 cores
         cwd=REPO,
         env={**os.environ, "COLUMNS": "200"},
     )
