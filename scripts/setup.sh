@@ -17,8 +17,11 @@ pip_install() {
 APT_UPDATED=0
 apt_install() {
   # Debian packages, as root only; the package lists are fetched once per run
-  if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  # a failure is reported, not fatal: the tests that need the package skip with a message
+  if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq || true; APT_UPDATED=1; fi
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; then
+    echo "== warning: apt-get install $* failed; the tests that need it will be skipped"
+  fi
 }
 can_apt() { command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; }
 pip_install --upgrade pip
