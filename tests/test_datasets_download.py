@@ -229,3 +229,48 @@ def published_cache(published, tmp_path: Path) -> Path:
     cache = tmp_path / "source-cache"
     download(card, cache, [str(mirror)])
     return cache
+
+
+def _get(url: str, headers: dict | None = None):
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, b""
+
+
+def test_serve_refuses_symlinks_out_listings_and_part_files(published, tmp_path):
+    card, mirror = published
+    served_dir = tmp_path / "served"
+    shutil.copytree(mirror, served_dir)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not yours")
+    (served_dir / "escape.txt").symlink_to(secret)
+    (served_dir / "escape-dir").symlink_to(tmp_path, target_is_directory=True)
+    data = served_dir / card.id / DATA_FILE
+    (data.parent / "main_data.hdf5.part").write_bytes(b"partial")
+    (served_dir / "rlbench" / ".x.lock").write_text("")
+    served = DatasetServer(served_dir).start()
+    try:
+        for path in ("/escape.txt", "/escape-dir/secret.txt", "/", f"/{card.id}/",
+                     f"/{card.id}/data", f"/{card.id}/{DATA_FILE}.part", "/rlbench/.x.lock"):
+            assert _get(served.url + path)[0] == 404, path
+        status, _, body = _get(f"{served.url}/{card.id}/{DATA_FILE}")
+        assert status == 200 and body == data.read_bytes()
+    finally:
+        served.stop()
+
+
+def test_serve_answers_an_invalid_range_with_the_whole_file(published, server):
+    card, mirror = published
+    url = f"{server.url}/{card.id}/{DATA_FILE}"
+    whole = (mirror / card.id / DATA_FILE).read_bytes()
+    status, headers, body = _get(url, {"Range": "bytes=x-y"})
+    assert status == 200 and body == whole
+    status, headers, body = _get(url, {"Range": "bytes=0-9"})
+    assert status == 206 and body == whole[:10]
+    assert headers.get_all("Accept-Ranges") == ["bytes"]  # once, not twice
