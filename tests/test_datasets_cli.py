@@ -106,7 +106,9 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
     assert data["observations"].shape == (card.steps, 4)
     assert data["next_observations"].shape == (card.steps, 4)
     assert int(data["terminals"].sum() + data["timeouts"].sum()) == card.episodes
-    assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(100.0)
+    # D4RL's (and minari.get_normalized_score's) 0-1 scale
+    assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
+    assert env.get_normalized_score(card.reference.random.value) == pytest.approx(0.0)
     assert env.get_normalized_score(np.array([card.reference.random.value])) == pytest.approx([0])
     obs, _ = env.reset(seed=1)
     assert env.observation_space.contains(obs)

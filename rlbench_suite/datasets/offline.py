@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset_card
 from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
@@ -72,9 +73,12 @@ class OfflineEnv(gym.Wrapper):
         return load(self.dataset_card, download=download, root=self._root)
 
     def get_normalized_score(self, returns: Any) -> Any:
-        """D4RL's normalized score of ``returns`` on this dataset's reference returns (0 is
-        random, 100 expert; the one normalization of ``core.scoring``)."""
-        return self.dataset_card.normalized_score(returns)
+        """D4RL's normalized score of ``returns`` on this dataset's reference returns, on D4RL's
+        (and ``minari.get_normalized_score``'s) 0-1 scale: 0 is random, 1 expert. This is the
+        suite's 0-100 normalized score (``core.scoring``, as ``rlbench`` reports it elsewhere)
+        divided by 100."""
+        score = self.dataset_card.normalized_score(returns)
+        return score / 100 if np.ndim(score) else float(score) / 100
 
 
 def make_offline_env(dataset_id: str, **kwargs: Any) -> gym.Env:
