@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlbench_suite.core.dataset_cards import DATA_FILE
+from rlbench_suite.datasets import remotes
 from rlbench_suite.datasets.cache import dataset_folder, verify
 from rlbench_suite.datasets.remotes import DownloadError, download, publish
 from rlbench_suite.datasets.server import DatasetServer, RangeRequestHandler
@@ -123,7 +124,7 @@ def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp
         listener.close()
 
 
-def _download_in_subprocess(card, cache: Path, url: str, chunk: int, tmp_path: Path):
+def _download_in_subprocess(card, cache: Path, url: str, tmp_path: Path):
     card_file = tmp_path / "card.json"
     card_file.write_text(card.model_dump_json())
     code = (
@@ -131,7 +132,6 @@ def _download_in_subprocess(card, cache: Path, url: str, chunk: int, tmp_path: P
         "from pathlib import Path\n"
         "from rlbench_suite.core.dataset_cards import DatasetCard\n"
         "from rlbench_suite.datasets import remotes\n"
-        f"remotes.CHUNK = {chunk}\n"
         f"card = DatasetCard.model_validate_json(Path({str(card_file)!r}).read_text())\n"
         f"remotes.download(card, Path({str(cache)!r}), [{url!r}])\n"
         "print('done')\n"
@@ -145,17 +145,21 @@ def test_a_killed_download_resumes_from_its_offset(published, tmp_path):
     slow = DatasetServer(mirror, handler=Slow).start()
     cache = tmp_path / "cache"
     part = dataset_folder(card, cache) / (DATA_FILE + ".part")
-    chunk = 16384
+    chunk = remotes.CHUNK  # the real piece size: the file is several pieces long
+    assert card.files[0].size > 2 * chunk
     try:
-        proc = _download_in_subprocess(card, cache, slow.url, chunk, tmp_path)
+        proc = _download_in_subprocess(card, cache, slow.url, tmp_path)
         deadline = time.monotonic() + 60
-        while not (part.exists() and part.stat().st_size >= 3 * chunk):
+        while not (part.exists() and part.stat().st_size >= chunk):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline
             time.sleep(0.02)
         proc.kill()
         proc.wait()
-        time.sleep(1.0)  # the killed client's request in flight ends (into a broken pipe)
+        sent = -1
+        while sent != slow.bytes_sent:  # the killed client's request in flight ends (into a
+            sent = slow.bytes_sent  # broken pipe): wait until the server sends nothing more
+            time.sleep(1.0)
         offset = part.stat().st_size
         assert 0 < offset < card.files[0].size
         slow.bytes_sent = 0
@@ -172,7 +176,7 @@ def test_two_concurrent_downloaders_end_with_one_correct_file(published, tmp_pat
     slow = DatasetServer(mirror, handler=Slow).start()
     cache = tmp_path / "cache"
     try:
-        procs = [_download_in_subprocess(card, cache, slow.url, 16384, tmp_path)
+        procs = [_download_in_subprocess(card, cache, slow.url, tmp_path)
                  for _ in range(2)]
         outputs = [p.communicate(timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
@@ -229,6 +233,114 @@ def published_cache(published, tmp_path: Path) -> Path:
     cache = tmp_path / "source-cache"
     download(card, cache, [str(mirror)])
     return cache
+
+
+def _bad_mirror(published, tmp_path: Path, keep: float) -> Path:
+    """A copy of the mirror whose data file is corrupt and cut to ``keep`` of its length."""
+    card, mirror = published
+    bad = tmp_path / "bad-mirror"
+    shutil.copytree(mirror, bad)
+    data = bad / card.id / DATA_FILE
+    raw = bytearray(data.read_bytes())
+    raw[: len(raw) // 4] = bytes(len(raw) // 4)  # garbage at the start
+    data.write_bytes(bytes(raw[: int(len(raw) * keep)]))
+    return bad
+
+
+def test_a_bad_first_mirror_does_not_block_a_good_second(published, server, tmp_path):
+    card, _ = published
+    bad = _bad_mirror(published, tmp_path, keep=0.5)  # ends early: that remote fails
+    cache = tmp_path / "cache"
+    download(card, cache, [str(bad), server.url])
+    assert verify(card, cache) == []
+    # the good remote sent the whole data file: the bad remote's bytes were dropped, not
+    # resumed (its metadata file was good and kept)
+    assert server.bytes_sent == card.files[0].size
+
+
+def test_a_stale_part_is_fetched_again_from_byte_0(published, server, tmp_path):
+    card, _ = published
+    cache = tmp_path / "cache"
+    part = dataset_folder(card, cache) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"stale" * 1000)  # an earlier download's bytes of another file
+    download(card, cache, [server.url])
+    assert verify(card, cache) == []
+    assert not part.exists()
+
+
+def test_a_stale_part_is_named_when_the_retry_fails(published, server, tmp_path, monkeypatch):
+    card, _ = published
+    cache = tmp_path / "cache"
+    part = dataset_folder(card, cache) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"stale" * 1000)
+    calls = []
+    real = remotes.fetch_file
+
+    def fetch_once(url, part, size, *args, **kwargs):  # the retry from byte 0 fails
+        calls.append(url)
+        if len(calls) == 2:
+            part.write_bytes(b"x" * 100)  # some bytes arrive, then the remote fails
+            raise ConnectionResetError("connection reset")
+        return real(url, part, size, *args, **kwargs)
+
+    monkeypatch.setattr(remotes, "fetch_file", fetch_once)
+    with pytest.raises(DownloadError) as info:
+        download(card, cache, [server.url])
+    message = str(info.value)
+    assert "stale main_data.hdf5.part of 5000 bytes" in message
+    assert "connection reset" in message
+    assert not part.exists()  # the failed remote's bytes were dropped
+
+
+def test_a_failed_remote_drops_only_the_bytes_it_added(tmp_path):
+    part = tmp_path / "f.part"
+    part.write_bytes(b"a" * 10)
+    source = tmp_path / "src"
+    source.write_bytes(b"a" * 10 + b"b" * 5)  # ends at 15 bytes, 20 expected
+    with pytest.raises(EOFError):
+        remotes.fetch_file(str(source), part, 20)
+    assert part.stat().st_size == 15  # fetch_file appends; _fetch_verified cuts back
+    remotes._cut_back(part, 10)
+    assert part.read_bytes() == b"a" * 10
+    remotes._cut_back(part, 0)
+    assert not part.exists()
+
+
+def test_a_failed_download_leaves_no_empty_folders_or_files(published, tmp_path):
+    card, _ = published
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cache = tmp_path / "cache"
+    with pytest.raises(DownloadError) as info:
+        download(card, cache, [str(empty)])
+    assert "not found" in str(info.value) and "404" not in str(info.value)  # a folder: no HTTP
+    assert not dataset_folder(card, cache).exists()
+    assert [p.name for p in cache.rglob("*")] == ["rlbench", f".{card.id.split('/')[1]}.lock"]
+
+
+def test_publish_uploads_under_a_temporary_name_then_renames(published, tmp_path, monkeypatch):
+    from fsspec.implementations.local import LocalFileSystem
+
+    card, _ = published
+    source = published_cache(published, tmp_path)
+    puts, moves = [], []
+    real_put, real_mv = LocalFileSystem.put_file, LocalFileSystem.mv
+    monkeypatch.setattr(LocalFileSystem, "put_file",
+                        lambda self, lpath, rpath, **kw: (puts.append(rpath),
+                                                          real_put(self, lpath, rpath, **kw))[1])
+    monkeypatch.setattr(LocalFileSystem, "mv",
+                        lambda self, a, b, **kw: (moves.append((a, b)),
+                                                  real_mv(self, a, b, **kw))[1])  # fmt: skip
+    out = tmp_path / "published"
+    publish(card, str(out), source)
+    finals = [str(out / card.id / f.path) for f in card.files]
+    assert [b for _, b in moves] == finals
+    assert [a for a, _ in moves] == puts and not set(puts) & set(finals)
+    assert sorted(p.name for p in (out / card.id / "data").iterdir()) == sorted(
+        Path(f.path).name for f in card.files
+    )
 
 
 def _get(url: str, headers: dict | None = None):
