@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from rlbench_suite.core.dataset_cards import DataFile, DatasetCard
-from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
+from rlbench_suite.datasets.cache import (
+    VERIFIED_FILE,
+    check_file,
+    dataset_folder,
+    expected_files,
+    folder_lock,
+    is_cached,
+)
 from rlbench_suite.policies.core import file_sha256
 
 CHUNK = 128 << 10
@@ -189,11 +196,7 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
 
 def dataset_lock(card: DatasetCard, root: Path | None = None) -> Any:
     """The file lock of ``card``'s dataset in the cache (a sibling ``.<Name-vN>.lock``)."""
-    from filelock import FileLock
-
-    folder = dataset_folder(card, root)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder.parent / f".{folder.name}.lock"))
+    return folder_lock(dataset_folder(card, root))
 
 
 def download(
@@ -207,7 +210,8 @@ def download(
     folder = dataset_folder(card, root)
     with dataset_lock(card, root):
         if is_cached(card, root) and all(
-            check_file(folder / f.path, f.size, f.sha256) is None for f in card.files
+            check_file(folder / f.path, f.size, f.sha256) is None
+            for f in expected_files(card, root)
         ):
             return folder
         sources = list(remotes if remotes is not None else card.remotes)
@@ -224,6 +228,7 @@ def download(
             raise
         for target, part in parts:
             os.replace(part, target)
+        (folder / VERIFIED_FILE).unlink(missing_ok=True)  # the card's own bytes now
     return folder
 
 
