@@ -98,6 +98,8 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
         assert url.startswith("http://127.0.0.1:")
         result = run("datasets", "download", DATASET, "--remote", url)
         assert result.exit_code == 0, result.output
+        for f in card.files:  # piped (not a terminal): one line per finished file
+            assert result.output.count(f"{DATASET} {f.path}: ") == 1, result.output
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -258,3 +260,25 @@ def test_delete_removes_the_lock_file(cache):
     folder = dataset_folder(card, cache)
     assert run("datasets", "delete", DATASET).exit_code == 0
     assert not folder.exists() and not (folder.parent / f".{folder.name}.lock").exists()
+
+
+def test_download_says_when_it_waits_for_another_process(cache):
+    import threading
+
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    card = get_dataset_card(DATASET)
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another downloader holding the dataset's lock for a second
+        with dataset_lock(card, cache):
+            held.set()
+            done.wait(1.0)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    result = run("datasets", "download", DATASET, "--remote", str(cache / "nowhere"))
+    holder.join()
+    assert "waiting for another process downloading it" in result.output
+    assert result.exit_code == 2  # then it went on (and found no remote)

@@ -386,3 +386,11 @@ def test_serve_answers_an_invalid_range_with_the_whole_file(published, server):
     status, headers, body = _get(url, {"Range": "bytes=0-9"})
     assert status == 206 and body == whole[:10]
     assert headers.get_all("Accept-Ranges") == ["bytes"]  # once, not twice
+
+
+def test_an_unknown_protocol_lists_the_accepted_ones(published, tmp_path):
+    card, _ = published
+    with pytest.raises(DownloadError) as info:
+        download(card, tmp_path / "cache", ["foo://mirror"])
+    assert "Protocol not known: foo" in str(info.value)
+    assert "a folder, file://, http://, https:// or s3://" in str(info.value)
