@@ -98,6 +98,8 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
         assert url.startswith("http://127.0.0.1:")
         result = run("datasets", "download", DATASET, "--remote", url)
         assert result.exit_code == 0, result.output
+        for f in card.files:  # piped (not a terminal): one line per finished file
+            assert result.output.count(f"{DATASET} {f.path}: ") == 1, result.output
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -106,7 +108,9 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
     assert data["observations"].shape == (card.steps, 4)
     assert data["next_observations"].shape == (card.steps, 4)
     assert int(data["terminals"].sum() + data["timeouts"].sum()) == card.episodes
-    assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(100.0)
+    # D4RL's (and minari.get_normalized_score's) 0-1 scale
+    assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
+    assert env.get_normalized_score(card.reference.random.value) == pytest.approx(0.0)
     assert env.get_normalized_score(np.array([card.reference.random.value])) == pytest.approx([0])
     obs, _ = env.reset(seed=1)
     assert env.observation_space.contains(obs)
@@ -127,3 +131,154 @@ def test_every_dataset_card_is_a_registered_offline_id():
         spec = gym.spec(dataset_id)
         assert spec.kwargs == {"dataset_id": dataset_id}
         assert card.built, f"{dataset_id}: build it with `rlbench datasets build --write`"
+
+
+def _card_as(monkeypatch, card) -> None:
+    """Make the CLI see ``card`` for its id (a card whose hashes the test changed)."""
+    from rlbench_suite.cli import datasets_commands
+
+    monkeypatch.setattr(datasets_commands, "get_dataset_card", lambda _id: card)
+
+
+def test_a_build_with_another_content_hash_keeps_the_cached_copy(cache, monkeypatch):
+    card = get_dataset_card(DATASET)
+    assert run("datasets", "build", DATASET).exit_code == 0
+    folder = dataset_folder(card, cache)
+    before = (folder / DATA_FILE).read_bytes()
+    _card_as(monkeypatch, card.model_copy(update={"content_sha256": "0" * 64}))
+    result = run("datasets", "build", DATASET)
+    assert result.exit_code == 1
+    assert "differs from the card's" in result.output and "left as it was" in result.output
+    assert (folder / DATA_FILE).read_bytes() == before  # the verified copy is untouched
+    assert sorted(p.name for p in folder.parent.iterdir()) == [
+        f".{folder.name}.lock", folder.name]  # no staging folder left  # fmt: skip
+    _card_as(monkeypatch, card)
+    assert run("datasets", "verify", DATASET).exit_code == 0
+
+
+def test_download_build_with_other_bytes_records_a_local_verification(cache, monkeypatch):
+    from rlbench_suite.datasets.cache import VERIFIED_FILE
+
+    real = get_dataset_card(DATASET)
+    other = [f.model_copy(update={"sha256": "f" * 64}) for f in real.files]
+    card = real.model_copy(update={"files": other})  # as if the card's h5py wrote other bytes
+    _card_as(monkeypatch, card)
+    result = run("datasets", "download", DATASET, "--build")
+    assert result.exit_code == 0, result.output
+    assert "recorded as locally verified" in result.output
+    assert (dataset_folder(card, cache) / VERIFIED_FILE).is_file()
+    for command in (("verify", DATASET), ("download", DATASET, "--offline")):
+        result = run("datasets", *command)
+        assert result.exit_code == 0, result.output
+    assert load(card).card.id == DATASET
+    # a local verification of another content hash is not accepted
+    stranger = card.model_copy(update={"content_sha256": "0" * 64})
+    with pytest.raises(DatasetFileError, match="SHA-256 mismatch"):
+        load(stranger)
+
+
+def test_verify_checks_only_cached_datasets_and_says_not_cached(cache):
+    result = run("datasets", "download", DATASET, "--remote", str(cache / "nowhere"))
+    assert result.exit_code == 2
+    assert not dataset_folder(get_dataset_card(DATASET), cache).exists()  # no empty folders
+    result = run("datasets", "verify")
+    assert result.exit_code == 0 and "no cached datasets" in result.output
+    result = run("datasets", "verify", DATASET)
+    assert result.exit_code == 1 and "not cached" in result.output
+
+
+def test_load_names_a_truncated_file_and_the_command_to_fix_it(cache):
+    card = get_dataset_card(DATASET)
+    assert run("datasets", "build", DATASET).exit_code == 0
+    data = dataset_folder(card, cache) / DATA_FILE
+    data.write_bytes(data.read_bytes()[:1000])
+    with pytest.raises(DatasetFileError) as info:
+        load(DATASET)
+    message = str(info.value)
+    assert str(data) in message and "truncated" in message
+    assert f"rlbench datasets download {DATASET}" in message and "delete" in message
+
+
+def test_load_download_without_remotes_hints_at_build(cache):
+    from rlbench_suite.datasets.remotes import DownloadError
+
+    with pytest.raises(DownloadError, match=f"rlbench datasets download {DATASET} --build"):
+        load(DATASET, download=True)
+    with pytest.raises(FileNotFoundError, match="--build"):
+        load(DATASET)
+
+
+def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
+    from rlbench_suite.datasets import remotes
+
+    card = get_dataset_card(DATASET)
+
+    def interrupted(card, root, *args, **kwargs):
+        part = dataset_folder(card, root) / (DATA_FILE + ".part")
+        part.parent.mkdir(parents=True)
+        part.write_bytes(b"x" * 1234)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(remotes, "download", interrupted)
+    result = run("datasets", "download", DATASET)
+    assert result.exit_code == 130
+    total = sum(f.size for f in card.files)
+    assert ("interrupted; run the same command again to resume (1234 of "
+            f"{total} bytes kept)") in result.output  # fmt: skip
+    assert "Traceback" not in result.output
+
+
+def test_download_goes_on_past_a_failure_and_lists_it(cache):
+    result = run("datasets", "download", DATASET, "rlbench/CartPole-expert-v0", "--remote",
+                 str(cache / "nowhere"))  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output.count("no remote delivered") == 2
+    assert f"failed: {DATASET}, rlbench/CartPole-expert-v0" in result.output
+
+
+def test_publish_failures_are_one_line(cache, monkeypatch):
+    from rlbench_suite.datasets import remotes
+
+    class NoCredentialsError(Exception):  # botocore's, as s3fs raises it
+        def __str__(self) -> str:
+            return "Unable to locate credentials"
+
+    def no_credentials(*args, **kwargs):
+        raise NoCredentialsError
+
+    monkeypatch.setattr(remotes, "publish", no_credentials)
+    result = run("datasets", "publish", DATASET, "--to", "s3://bucket/datasets")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Unable to locate credentials" in lines[0], result.output
+    assert "AWS_ACCESS_KEY_ID" in lines[0]
+
+
+def test_delete_removes_the_lock_file(cache):
+    card = get_dataset_card(DATASET)
+    assert run("datasets", "build", DATASET).exit_code == 0
+    folder = dataset_folder(card, cache)
+    assert run("datasets", "delete", DATASET).exit_code == 0
+    assert not folder.exists() and not (folder.parent / f".{folder.name}.lock").exists()
+
+
+def test_download_says_when_it_waits_for_another_process(cache):
+    import threading
+
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    card = get_dataset_card(DATASET)
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another downloader holding the dataset's lock for a second
+        with dataset_lock(card, cache):
+            held.set()
+            done.wait(1.0)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    result = run("datasets", "download", DATASET, "--remote", str(cache / "nowhere"))
+    holder.join()
+    assert "waiting for another process downloading it" in result.output
+    assert result.exit_code == 2  # then it went on (and found no remote)

@@ -32,6 +32,7 @@ from rlbench_suite.core.dataset_cards import (
 )
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
+from rlbench_suite.datasets.cache import folder_lock
 from rlbench_suite.datasets.storage import (
     Episode,
     content_hash,
@@ -153,8 +154,16 @@ def _file_entry(folder: Path, relative: str) -> DataFile:
     return DataFile(path=relative, sha256=file_sha256(path), size=path.stat().st_size)
 
 
-def build(card: DatasetCard, out: Path, progress: Progress | None = None) -> BuildOutput:
-    """Build ``card``'s dataset into the folder ``out`` (replaced atomically when done)."""
+class BuildMismatchError(ValueError):
+    """A build's content hash differs from the expected one; the cached copy was kept."""
+
+
+def build(card: DatasetCard, out: Path, progress: Progress | None = None,
+          expect_content: str | None = None) -> BuildOutput:  # fmt: skip
+    """Build ``card``'s dataset into the folder ``out``: built in a staging folder beside it,
+    then (when ``expect_content`` is None or the content hash equals it) moved in place of
+    ``out`` under the dataset's file lock. On a mismatch :class:`BuildMismatchError` is raised,
+    ``out`` is left as it was and the staging folder is removed."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -178,14 +187,36 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None) -> Bui
         write_metadata(staging / METADATA_FILE, meta)
         files = [_file_entry(staging, DATA_FILE), _file_entry(staging, METADATA_FILE)]
         digest = content_hash(episodes)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
+        if expect_content is not None and digest != expect_content:
+            raise BuildMismatchError(
+                f"{card.id}: the build's content hash {digest} differs from the card's "
+                f"{expect_content} (versions differ? card: {card.build.versions}); the cached "
+                "copy was left as it was"
+            )
+        with folder_lock(out):
+            _replace_folder(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
                        build_versions())  # fmt: skip
+
+
+def _replace_folder(new: Path, out: Path) -> None:
+    """Put the folder ``new`` in place of ``out``: two renames (the old copy is moved aside
+    first, and back if the second rename fails), then the old copy is removed."""
+    if not out.exists():
+        os.replace(new, out)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+    aside.rmdir()
+    os.replace(out, aside)
+    try:
+        os.replace(new, out)
+    except BaseException:
+        os.replace(aside, out)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def measure_returns(env_id: str, policy: str, seeds: list[int]) -> np.ndarray:

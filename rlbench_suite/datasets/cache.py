@@ -7,11 +7,13 @@ A dataset ``ns/Name-vN`` lives in ``<cache>/ns/Name-vN/`` with the files its car
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard
+from rlbench_suite.core.dataset_cards import DATA_FILE, DataFile, DatasetCard
 from rlbench_suite.datasets.storage import DatasetFileError, content_hash, read_episodes
 from rlbench_suite.paths import datasets_dir
 from rlbench_suite.policies.core import file_sha256
@@ -38,6 +40,44 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
+VERIFIED_FILE = "verified.json"
+"""A dataset folder's record of a local verification: a build whose content hash matched the
+card's but whose file bytes differ (another h5py or HDF5): the content hash and the local
+files' sizes and SHA-256, accepted in place of the card's file hashes."""
+
+
+def folder_lock(folder: Path) -> Any:
+    """The file lock of the dataset folder ``folder`` (a sibling ``.<Name-vN>.lock``)."""
+    from filelock import FileLock
+
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder.parent / f".{folder.name}.lock"))
+
+
+def write_verified(folder: Path, content_sha256: str, files: list[DataFile]) -> None:
+    """Record that ``folder``'s ``files`` hold the content ``content_sha256`` (checked)."""
+    record = {"content_sha256": content_sha256,
+              "files": [f.model_dump() for f in files]}  # fmt: skip
+    (Path(folder) / VERIFIED_FILE).write_text(json.dumps(record, indent=1) + "\n")
+
+
+def expected_files(card: DatasetCard, root: Path | None = None) -> list[DataFile]:
+    """The files ``card``'s cached copy must hold: the card's, or those of a local
+    verification (:data:`VERIFIED_FILE`) of the card's content hash."""
+    record = dataset_folder(card, root) / VERIFIED_FILE
+    if card.content_sha256 is not None and record.is_file():
+        try:
+            data = json.loads(record.read_text())
+            if data.get("content_sha256") == card.content_sha256:
+                files = [DataFile.model_validate(f) for f in data["files"]]
+                if sorted(f.path for f in files) == sorted(f.path for f in card.files):
+                    return files
+        except (ValueError, KeyError, TypeError):
+            pass
+    return list(card.files)
+
+
 def check_file(path: Path, size: int, sha256: str) -> str | None:
     """Why ``path`` is not the expected file (missing, wrong size, wrong SHA-256), or None."""
     if not path.is_file():
@@ -62,7 +102,7 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
     folder = dataset_folder(card, root)
     problems = [
         Problem(folder / f.path, why)
-        for f in card.files
+        for f in expected_files(card, root)
         if (why := check_file(folder / f.path, f.size, f.sha256)) is not None
     ]
     data = folder / DATA_FILE
@@ -83,14 +123,25 @@ def is_cached(card: DatasetCard, root: Path | None = None) -> bool:
     folder = dataset_folder(card, root)
     return card.built and all(
         (folder / f.path).is_file() and (folder / f.path).stat().st_size == f.size
-        for f in card.files
+        for f in expected_files(card, root)
     )
 
 
+def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
+    """Whether any file of ``card`` (whole or ``.part``) is in the cache."""
+    folder = dataset_folder(card, root)
+    return any((folder / f.path).is_file() or (folder / (f.path + ".part")).is_file()
+               for f in card.files)  # fmt: skip
+
+
 def delete(card: DatasetCard, root: Path | None = None) -> bool:
-    """Remove ``card``'s dataset from the cache; whether there was anything to remove."""
+    """Remove ``card``'s dataset from the cache (holding its lock, then removing the lock
+    file); whether there was anything to remove."""
     folder = dataset_folder(card, root)
     if not folder.exists():
         return False
-    shutil.rmtree(folder)
+    lock = folder_lock(folder)
+    with lock:
+        shutil.rmtree(folder, ignore_errors=True)
+    Path(lock.lock_file).unlink(missing_ok=True)
     return True

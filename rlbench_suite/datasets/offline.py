@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset_card
-from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
+from rlbench_suite.datasets.cache import check_file, dataset_folder, expected_files, is_cached
 from rlbench_suite.datasets.loader import OfflineDataset
 from rlbench_suite.datasets.storage import DatasetFileError
 
@@ -21,24 +22,37 @@ from rlbench_suite.datasets.storage import DatasetFileError
 def load(dataset_id: str | DatasetCard, download: bool = False,
          root: Path | None = None) -> OfflineDataset:  # fmt: skip
     """The dataset ``dataset_id`` from the cache (downloaded first if ``download``); its files
-    are checked against the card's sizes and SHA-256 first."""
+    are checked against the card's sizes and SHA-256 first (or those of a local verification,
+    see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`)."""
     card = get_dataset_card(dataset_id)
+    folder = dataset_folder(card, root)
+    fix = (f"run `rlbench datasets download {card.id}` to fetch it again (`--build` to build "
+           f"it from source; no public mirror exists yet) or `rlbench datasets delete {card.id}`")
     if not is_cached(card, root):
         if not download:
+            for file in expected_files(card, root):  # a file there but cut short: name it
+                problem = check_file(folder / file.path, file.size, file.sha256)
+                if problem is not None and problem != "missing":
+                    raise DatasetFileError(f"{folder / file.path}: {problem} (truncated or "
+                                           f"corrupt); {fix}")  # fmt: skip
             raise FileNotFoundError(
-                f"{card.id} is not in the cache ({dataset_folder(card, root)}); run "
-                f"`rlbench datasets download {card.id}` or load(..., download=True)"
+                f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
+                f"{card.id} --build` (no public mirror exists yet: --build builds it from "
+                "source) or load(..., download=True)"
             )
+        from rlbench_suite.datasets.remotes import DownloadError
         from rlbench_suite.datasets.remotes import download as fetch
 
-        fetch(card, root)
-    folder = dataset_folder(card, root)
-    for file in card.files:  # a corrupt or replaced file is refused, naming it
+        try:
+            fetch(card, root)
+        except DownloadError as exc:
+            raise DownloadError(f"{exc}; run `rlbench datasets download {card.id} --build` "
+                                "to build it from source") from None  # fmt: skip
+    for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it
         problem = check_file(folder / file.path, file.size, file.sha256)
         if problem is not None:
             raise DatasetFileError(f"{folder / file.path}: {problem} (the file is corrupt or "
-                                   f"not this dataset's); run `rlbench datasets verify {card.id}` "
-                                   "and download or build it again")  # fmt: skip
+                                   f"not this dataset's); {fix}")  # fmt: skip
     dataset = OfflineDataset(folder / DATA_FILE, card.id)
     dataset.card = card  # type: ignore[attr-defined]
     return dataset
@@ -72,9 +86,12 @@ class OfflineEnv(gym.Wrapper):
         return load(self.dataset_card, download=download, root=self._root)
 
     def get_normalized_score(self, returns: Any) -> Any:
-        """D4RL's normalized score of ``returns`` on this dataset's reference returns (0 is
-        random, 100 expert; the one normalization of ``core.scoring``)."""
-        return self.dataset_card.normalized_score(returns)
+        """D4RL's normalized score of ``returns`` on this dataset's reference returns, on D4RL's
+        (and ``minari.get_normalized_score``'s) 0-1 scale: 0 is random, 1 expert. This is the
+        suite's 0-100 normalized score (``core.scoring``, as ``rlbench`` reports it elsewhere)
+        divided by 100."""
+        score = self.dataset_card.normalized_score(returns)
+        return score / 100 if np.ndim(score) else float(score) / 100
 
 
 def make_offline_env(dataset_id: str, **kwargs: Any) -> gym.Env:

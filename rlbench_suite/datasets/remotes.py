@@ -5,25 +5,40 @@ A remote is a base URL; dataset ``ns/Name-vN``'s file ``data/main_data.hdf5`` is
 with ``rlbench datasets serve`` is a remote). A download:
 
 - holds a file lock per dataset, so two processes downloading it end with one correct copy;
-- writes each file to ``<file>.part`` and resumes from its size (HTTP Range requests);
+- writes each file to ``<file>.part`` in :data:`CHUNK` pieces and resumes from its size (HTTP
+  Range requests); a remote that fails drops the bytes it added (the ``.part`` is cut back to
+  where that remote started), and a resumed file whose checksum is wrong is fetched again from
+  byte 0 from the same remote (the kept ``.part`` was stale);
 - falls back to the next remote on any failure (404, 5xx, timeout, wrong checksum), and when
   every remote fails, raises a :class:`DownloadError` listing each remote and its answer;
+- creates folders only when bytes arrive, and removes an empty ``.part`` and empty folders
+  when nothing could be fetched;
 - checks every file's SHA-256 against the card before moving it into the cache (atomically);
   a mismatch names the file, the expected and the actual hash, and nothing enters the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rlbench_suite.core.dataset_cards import DataFile, DatasetCard
-from rlbench_suite.datasets.cache import check_file, dataset_folder, is_cached
+from rlbench_suite.datasets.cache import (
+    VERIFIED_FILE,
+    check_file,
+    dataset_folder,
+    expected_files,
+    folder_lock,
+    is_cached,
+)
 from rlbench_suite.policies.core import file_sha256
 
-CHUNK = 4 << 20
+CHUNK = 128 << 10
+"""Bytes read and flushed at a time (smaller than every dataset file: resume and progress work)."""
 TIMEOUT_ENV_VAR = "RLBENCH_DOWNLOAD_TIMEOUT"
 DEFAULT_TIMEOUT_S = 30.0
 ByteProgress = Callable[[str, int, int], None]
@@ -62,7 +77,8 @@ def _timeout(timeout: float | None) -> float:
 
 def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
                progress: ByteProgress | None = None, label: str = "") -> None:  # fmt: skip
-    """Append ``url``'s bytes to ``part`` from ``part``'s size on, up to ``size`` bytes."""
+    """Append ``url``'s bytes to ``part`` from ``part``'s size on, up to ``size`` bytes; the
+    folder of ``part`` is made only once the first bytes arrived."""
     fs, path = _filesystem(url, _timeout(timeout))
     offset = part.stat().st_size if part.exists() else 0
     if offset > size:  # a stale partial file of another version: start again
@@ -73,25 +89,69 @@ def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
     if offset == size:
         return
     extra = {"cache_type": "none", "size": size} if fs.protocol[0].startswith("http") else {}
-    with fs.open(path, "rb", block_size=CHUNK, **extra) as src, open(part, "ab") as dst:
+    with fs.open(path, "rb", block_size=CHUNK, **extra) as src:
         src.seek(offset)
-        while offset < size:
-            chunk = src.read(min(CHUNK, size - offset))
-            if not chunk:
-                raise EOFError(f"{url}: the remote file ends at {offset} bytes, expected {size}")
-            dst.write(chunk)
-            dst.flush()
-            offset += len(chunk)
-            if progress is not None:
-                progress(label, offset, size)
+        dst = None
+        try:
+            while offset < size:
+                chunk = src.read(min(CHUNK, size - offset))
+                if not chunk:
+                    raise EOFError(f"{url}: the remote file ends at {offset} bytes, "
+                                   f"expected {size}")
+                if dst is None:
+                    part.parent.mkdir(parents=True, exist_ok=True)
+                    dst = open(part, "ab")  # noqa: SIM115 (closed below)
+                dst.write(chunk)
+                dst.flush()
+                offset += len(chunk)
+                if progress is not None:
+                    progress(label, offset, size)
+        finally:
+            if dst is not None:
+                dst.close()
 
 
-def _describe(exc: BaseException) -> str:
+def _cut_back(part: Path, size: int) -> None:
+    """Drop the bytes of ``part`` past ``size`` (remove it when ``size`` is 0)."""
+    if not part.exists():
+        return
+    if size == 0:
+        part.unlink()
+    elif part.stat().st_size > size:
+        with open(part, "r+b") as handle:
+            handle.truncate(size)
+
+
+def remove_empty_folders(folder: Path, stop: Path) -> None:
+    """Remove ``folder`` and its parents while they are empty, up to (not including) ``stop``."""
+    folder, stop = Path(folder), Path(stop)
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone
+            return
+        folder = folder.parent
+
+
+PROTOCOLS = "a folder, file://, http://, https:// or s3://"
+
+
+def describe_error(exc: BaseException, url: str = "") -> str:
+    """A one-line account of a remote's failure (HTTP status, 404, time-out, unknown protocol,
+    missing credentials, or the exception's type and message)."""
+    return _describe(exc, url)
+
+
+def _describe(exc: BaseException, url: str = "") -> str:
+    if "Protocol not known" in str(exc) or "Protocol not known" in repr(exc.args):
+        return f"{exc} (a remote is {PROTOCOLS})"
+    if "credentials" in str(exc).lower():
+        return f"{type(exc).__name__}: {exc} (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
     status = getattr(exc, "status", None)
     if status is not None:
         return f"HTTP {status} {getattr(exc, 'message', '')}".strip()
     if isinstance(exc, FileNotFoundError):
-        return "not found (404)"
+        return "not found (404)" if url.startswith(("http://", "https://")) else "not found"
     if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
         return "no answer (timed out)"
     return f"{type(exc).__name__}: {exc}"
@@ -102,34 +162,41 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
     """``target.part`` holding ``file`` with its SHA-256 checked, from the first remote that
     delivers it; a :class:`DownloadError` listing each remote's answer otherwise."""
     part = target.with_name(target.name + ".part")
-    part.parent.mkdir(parents=True, exist_ok=True)
     answers: list[str] = []
     for remote in remotes:
         url = file_url(remote, card, file)
-        try:
-            fetch_file(url, part, file.size, timeout, progress, file.path)
-        except Exception as exc:  # every failure falls back to the next remote
-            answers.append(f"{url}: {_describe(exc)}")
-            continue
-        actual = file_sha256(part)
-        if actual == file.sha256:
-            return part
-        part.unlink()
-        answers.append(f"{url}: checksum mismatch for {file.path}: expected {file.sha256}, "
-                       f"got {actual} (refused, nothing entered the cache)")  # fmt: skip
+        start = part.stat().st_size if part.exists() else 0
+        stale = ""
+        for attempt in range(2):  # the second: again from byte 0 after a resumed mismatch
+            try:
+                fetch_file(url, part, file.size, timeout, progress, file.path)
+            except Exception as exc:  # every failure falls back to the next remote
+                _cut_back(part, start if attempt == 0 else 0)  # drop this remote's bytes
+                answers.append(f"{url}: {stale}{_describe(exc, url)}")
+                break
+            actual = file_sha256(part)
+            if actual == file.sha256:
+                return part
+            part.unlink()
+            if attempt == 0 and 0 < start <= file.size:
+                stale = (f"checksum mismatch after resuming a stale {part.name} of {start} "
+                         "bytes (kept from an earlier download), then from byte 0: ")
+                start = 0
+                continue
+            answers.append(f"{url}: {stale}checksum mismatch for {file.path}: expected "
+                           f"{file.sha256}, got {actual} (refused, nothing entered the cache)")
+            break
     if part.exists() and part.stat().st_size == 0:
         part.unlink()
-    tried = "; ".join(answers) if answers else "the card lists no remotes"
+    tried = "; ".join(answers) if answers else (
+        "the card lists no remotes: no public mirror exists yet; build it from source with "
+        f"`rlbench datasets download {card.id} --build`")  # fmt: skip
     raise DownloadError(f"{card.id}: no remote delivered {file.path} ({tried})")
 
 
 def dataset_lock(card: DatasetCard, root: Path | None = None) -> Any:
     """The file lock of ``card``'s dataset in the cache (a sibling ``.<Name-vN>.lock``)."""
-    from filelock import FileLock
-
-    folder = dataset_folder(card, root)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder.parent / f".{folder.name}.lock"))
+    return folder_lock(dataset_folder(card, root))
 
 
 def download(
@@ -143,22 +210,44 @@ def download(
     folder = dataset_folder(card, root)
     with dataset_lock(card, root):
         if is_cached(card, root) and all(
-            check_file(folder / f.path, f.size, f.sha256) is None for f in card.files
+            check_file(folder / f.path, f.size, f.sha256) is None
+            for f in expected_files(card, root)
         ):
             return folder
         sources = list(remotes if remotes is not None else card.remotes)
-        parts = [
-            (folder / f.path, _fetch_verified(card, f, folder / f.path, sources, timeout, progress))
-            for f in card.files
-            if check_file(folder / f.path, f.size, f.sha256) is not None
-        ]
+        try:
+            parts = [
+                (folder / f.path,
+                 _fetch_verified(card, f, folder / f.path, sources, timeout, progress))
+                for f in card.files
+                if check_file(folder / f.path, f.size, f.sha256) is not None
+            ]  # fmt: skip
+        except BaseException:
+            for f in card.files:  # no empty leftovers (a partly fetched .part is kept)
+                remove_empty_folders((folder / f.path).parent, folder.parent)
+            raise
         for target, part in parts:
             os.replace(part, target)
+        (folder / VERIFIED_FILE).unlink(missing_ok=True)  # the card's own bytes now
     return folder
 
 
+def kept_bytes(card: DatasetCard, root: Path | None = None) -> tuple[int, int]:
+    """(bytes of ``card``'s files in the cache, whole or ``.part``, total bytes of the files)."""
+    folder = dataset_folder(card, root)
+    kept = 0
+    for f in card.files:
+        for path in (folder / f.path, folder / (f.path + ".part")):
+            if path.is_file():
+                kept += min(path.stat().st_size, f.size)
+                break
+    return kept, sum(f.size for f in card.files)
+
+
 def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
-    """Copy ``card``'s cached files (verified first) to the remote ``to``; the URLs written."""
+    """Copy ``card``'s cached files (verified first) to the remote ``to``; the URLs written.
+    Each file is uploaded under a temporary name and then renamed, so a reader never sees a
+    partial file under the final name."""
     if to.startswith(("http://", "https://")):
         raise ValueError(f"cannot publish to {to!r}: HTTP remotes are read-only; publish to a "
                          "folder, file:// or s3:// URL and serve it (`rlbench datasets serve`)")
@@ -172,6 +261,13 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
         url = file_url(to, card, file)
         fs, path = _filesystem(url, _timeout(None))
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        fs.put_file(str(folder / file.path), path)
+        temporary = f"{path}.{uuid.uuid4().hex[:12]}.part"  # readers never see a partial file
+        fs.put_file(str(folder / file.path), temporary)
+        try:
+            fs.mv(temporary, path)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                fs.rm(temporary)
+            raise
         written.append(url)
     return written

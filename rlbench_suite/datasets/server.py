@@ -3,7 +3,10 @@ that holds datasets (a cache folder, a published folder) can be a mirror.
 
 Python's ``http.server`` serves files but ignores ``Range``; :class:`RangeRequestHandler`
 answers a single ``bytes=a-b`` (or ``a-``, ``-n``) range with ``206 Partial Content`` and the
-rest as the standard handler does. It counts the bytes it sends (:attr:`DatasetServer.bytes_sent`).
+rest as the standard handler does (an invalid ``Range`` is ignored: 200 with the whole file).
+It serves only regular files inside the folder: no directory listings, nothing whose resolved
+path (a symlink) is outside the folder, no ``.part`` or ``.lock`` files (404 for all). It counts
+the bytes it sends (:attr:`DatasetServer.bytes_sent`).
 """
 
 from __future__ import annotations
@@ -29,16 +32,28 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
         if getattr(self.server, "verbose", False):
             super().log_message(format, *args)
 
+    def list_directory(self, path: Any) -> Any:  # no directory listings
+        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+        return None
+
+    def _refused(self, path: Path) -> bool:
+        """Whether ``path`` may not be served: outside the served folder once resolved (a
+        symlink out of it), a folder, or a download's ``.part`` or a ``.lock`` file."""
+        root = Path(self.directory).resolve()
+        resolved = path.resolve()
+        return (not resolved.is_relative_to(root) or path.is_dir() or not path.is_file()
+                or path.name.endswith((".part", ".lock")))  # fmt: skip
+
     def send_head(self) -> Any:
         header = self.headers.get("Range")
         path = Path(self.translate_path(self.path))
-        if header is None or not path.is_file():
-            return super().send_head()
-        size = path.stat().st_size
-        match = RANGE_RE.match(header.strip())
-        if match is None or match.groups() == ("", ""):
-            self.send_error(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE, "bad Range header")
+        if self._refused(path):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
+        match = RANGE_RE.match(header.strip()) if header is not None else None
+        if match is None or match.groups() == ("", ""):  # no or an invalid Range: the whole
+            return super().send_head()  # file (RFC 9110 14.2: an invalid Range is ignored)
+        size = path.stat().st_size
         first, last = match.groups()
         if first == "":  # the last n bytes
             start, end = max(0, size - int(last)), size - 1
@@ -54,7 +69,6 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
         handle.seek(start)
         self.send_response(HTTPStatus.PARTIAL_CONTENT)
         self.send_header("Content-Type", self.guess_type(str(path)))
-        self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.send_header("Content-Length", str(end - start + 1))
         self.end_headers()
@@ -92,6 +106,14 @@ class DatasetServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.bytes_sent = 0
         self._lock = threading.Lock()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (Ctrl-C, a killed download) is quiet, not a traceback."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def count(self, n: int) -> None:
         with self._lock:
