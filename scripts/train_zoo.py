@@ -150,6 +150,7 @@ def add_expert(card, done: list[tuple[ZooEntry, list]]):
         print(f"{card.id}: no expert reference from {spec}: {why}")
         return card
     write_reference(card_paths()[card.id], "expert", expert)
+    print(f"{card.id}: expert reference {expert.value:.4g} from {spec}")
     return reload_card(card.id)
 
 
