@@ -123,7 +123,7 @@ def write_summaries(entries: list[ZooEntry]) -> int:
         done = [(entry, runs) for entry, runs in done if not entry.expert_only]
         if not done:
             continue
-        trained = sorted((summarize(card, entry, runs) for entry, runs in done),
+        trained = sorted((unchanged(card, summarize(card, entry, runs)) for entry, runs in done),
                          key=lambda t: -(t.normalized or t.value).point)  # fmt: skip
         below = {e.algo: seeds for e, runs in done if (seeds := seeds_below_random(card, runs))}
         if below:
@@ -134,6 +134,17 @@ def write_summaries(entries: list[ZooEntry]) -> int:
         write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE if beaten else None)
         carried += 1
     return carried
+
+
+def unchanged(card, baseline):
+    """The card's recorded baseline where only its date would change, else ``baseline``."""
+    for old in card.trained:
+        if (
+            old.name == baseline.name
+            and old.model_copy(update={"measured": baseline.measured}) == baseline
+        ):
+            return old
+    return baseline
 
 
 def add_expert(card, done: list[tuple[ZooEntry, list]]):
