@@ -223,7 +223,11 @@ class VectorEnvToSB3(VecEnv):
             )
         if self._all(indices):
             return list(self.venv.call(method_name, *method_args, **method_kwargs))
-        raise NotImplementedError("env_method on a subset needs a vector env exposing .envs")
+        raise NotImplementedError(
+            f"env_method({method_name!r}) on a subset needs a vector env exposing .envs "
+            f"(SyncVectorEnv); {type(self.venv).__name__} has none: call it on all envs "
+            "(indices=None)"
+        )
 
     def env_is_wrapped(
         self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
