@@ -195,23 +195,25 @@ class FastPPO:
         self.envs.close()
 
 
-class SB3PPO:
-    """SB3's PPO training on; a call is ``learn`` of at least ``n`` more steps."""
+class SB3Trainer:
+    """An SB3 algorithm training on with its entry's hyperparameters; a call is ``learn`` of at
+    least ``n`` more steps. ``make_envs(n)`` gives the Gymnasium vector env (behind SB3's
+    adapter), or with ``sb3_env`` the SB3 VecEnv itself (e.g. ``rlbench train``'s own)."""
 
-    name = "sb3 ppo"
-
-    def __init__(self, make_envs: Callable[[int], Any], env_id: str, seed: int = 0,
-                 **override: Any) -> None:  # fmt: skip
-        from stable_baselines3 import PPO
-
+    def __init__(self, algo: str, make_envs: Callable[[int], Any], env_id: str,
+                 seed: int | None = 0, sb3_env: bool = False, **override: Any) -> None:  # fmt: skip
+        from rlbench_suite.baselines.algorithms import get_algorithm
         from rlbench_suite.baselines.hyperparams import sb3_kwargs
         from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
-        params = _params("ppo", env_id, **override)
-        self.budget = params.entry.n_timesteps
-        self.env = VectorEnvToSB3(make_envs(params.entry.n_envs))
-        self.model = PPO(params.entry.policy, self.env, seed=seed, device="cpu", verbose=0,
-                         **sb3_kwargs(params, self.env.action_space))  # fmt: skip
+        params = _params(algo, env_id, **override)
+        self.name, self.budget = f"sb3 {algo}", params.entry.n_timesteps
+        made = make_envs(params.entry.n_envs)
+        self.env = made if sb3_env else VectorEnvToSB3(made)
+        self.model = get_algorithm(algo).load_class()(
+            params.entry.policy, self.env, seed=seed, device="cpu", verbose=0,
+            **sb3_kwargs(params, self.env.action_space),
+        )  # fmt: skip
         self.started = False
 
     @property
@@ -247,13 +249,22 @@ class SB3PPO:
             self.model.learn(self.budget, callback=Stop())
 
     def describe(self) -> str:
-        return f"SB3 PPO on {self.env.venv} n_steps={self.model.n_steps}"
+        venv = getattr(self.env, "venv", self.env)
+        return f"SB3 {type(self.model).__name__} on {venv}"
 
     def stats(self) -> dict[str, Any]:
         return {"num_envs": self.env.num_envs, "steps": self.steps}
 
     def close(self) -> None:
         self.env.close()
+
+
+class SB3PPO(SB3Trainer):
+    """SB3's PPO (the peer of fast_ppo)."""
+
+    def __init__(self, make_envs: Callable[[int], Any], env_id: str, seed: int = 0,
+                 **override: Any) -> None:  # fmt: skip
+        super().__init__("ppo", make_envs, env_id, seed, **override)
 
 
 # -- training throughput -----------------------------------------------------------------------
@@ -403,7 +414,9 @@ class ToGoal:
             run["snapshots"].append({"time_s": round(trained, 2), "steps": trainer.steps,
                                      **score})  # fmt: skip
             paused += time.perf_counter() - now
-            if reached:
+            if reached and trained > self.cap:  # a rollout ran past the cap: too late
+                run["snapshots"][-1]["after_cap"] = True
+            elif reached:
                 run.update(reached=True, time_s=round(trained, 3), steps=trainer.steps)
             return reached or trained >= self.cap
 

@@ -69,6 +69,7 @@ def test_json_rows(quick_run):
         "text_env_speed",
         "cpu_burn",
         "training_throughput",
+        "training_throughput_families",
         "time_to_solve_cartpole",
         "time_to_solve_quadhover",
         "dataset_write",
@@ -210,3 +211,23 @@ def test_training_rows(quick_run):
             assert len(detail["times_s"]) == 1 == len(detail["runs"])
             assert 0 < detail["times_s"][0] <= detail["cap_s"]
             assert detail["runs"][0]["snapshots"]  # it was scored at least once
+
+
+@pytest.mark.slow
+def test_training_family_rows(quick_run):
+    """bench_training_families.py: one row per (family, algorithm, env) of its table, each
+    side having trained (steps done, rates), the shared-policy row beside SuperSuit."""
+    from benchmarks.bench_training_families import ROWS
+
+    _, doc = quick_run
+    rows = [r for r in doc["rows"] if r["benchmark"] == "training_throughput_families"]
+    expected = {f"{fam}: {algo} {env.removeprefix('rlbench/')}" for fam, algo, env, *_ in ROWS}
+    assert {r["env"] for r in rows} == expected and len(rows) == len(ROWS)
+    assert {fam for fam, *_ in ROWS} >= {"classic", "minigrid", "mujoco", "robotics",
+                                          "multiagent", "matrix", "text", "box2d"}  # fmt: skip
+    for row in rows:
+        _check_rates(row)
+        assert row["subject"] == "rlbench train" and row["clock"] == "wall"
+        assert row["subject_detail"]["steps"] > 0 and row["peer_detail"]["steps"] > 0
+        shared = "shared_ppo" in row["env"]
+        assert row["peer"] == ("sb3 + SuperSuit" if shared else "sb3 SyncVectorEnv")
