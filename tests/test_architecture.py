@@ -160,6 +160,8 @@ LEADERBOARD_EXTRA = {
     # the site as a dataset remote: the cache's layout and the mirror's Range rules
     "rlbench_suite.leaderboard.dataset_files": (
         "rlbench_suite.datasets.cache", "rlbench_suite.datasets.server"),
+    # the tournament Elo of competitive cards: the tournaments' statistics (numpy only)
+    "rlbench_suite.leaderboard.elo": ("rlbench_suite.evaluation.ratings",),
 }  # fmt: skip
 """What a leaderboard module (and those whose names it prefixes) may import beyond core."""
 

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from rlbench_suite.leaderboard import views
+from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
 from rlbench_suite.leaderboard.limits import read_body
 from rlbench_suite.leaderboard.models import (
@@ -235,6 +235,20 @@ def env_ranking(
     filters = _filters(budget, verification, family)
     with request.app.state.factory() as session:
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
+
+
+@router.get("/envs/{namespace}/{name}/elo")
+def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
+    """The tournament Elo of a competitive environment's game (the Duel family), with 95%
+    credible intervals (null: unbounded, the player won or lost every game)."""
+    with request.app.state.factory() as session:
+        env = views.get_env(session, f"{namespace}/{name}")
+        table = elo.tournament(session, env)
+        if table is None:
+            raise HTTPException(
+                404, f"{env.id} is not a competitive environment (no tag '{elo.TAG}')"
+            )
+        return table
 
 
 @router.get("/suites/{name}/ranking")
