@@ -195,34 +195,35 @@ def verify(
         time.sleep(poll_s)
 
 
-@app.command("submit")
-def submit(
-    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
-    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
-    policy: Annotated[
-        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
-    ] = None,
-    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
-) -> None:
-    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
-    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
-    import json
-
+def token_config_file() -> Path:
+    """Where ``rlbench submit`` looks for a token when ``$RLBENCH_LEADERBOARD_TOKEN`` is unset."""
     import platformdirs
 
+    return Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
+
+
+def submission_token() -> str:
+    """The token to submit with (the env var, else the config file), or a clean error."""
+    from rlbench_suite.leaderboard.client import SubmitError, find_token
+
+    try:
+        return find_token(token_config_file())
+    except SubmitError as exc:
+        raise fail(exc) from None
+
+
+def submit_files(server: str, token: str, result: Path, policy: Path | None,
+                 method: str | None) -> None:  # fmt: skip
+    """POST ``result`` (and the ONNX ``policy`` that produced it, queued for verification) to
+    ``server``, printing the URLs of the stored row and of the queued verification."""
+    import json
+
     from rlbench_suite.core.result import ResultError, load_result
-    from rlbench_suite.leaderboard.client import (
-        SubmitError,
-        find_token,
-        submit_policy,
-        submit_result,
-    )
+    from rlbench_suite.leaderboard.client import SubmitError, submit_policy, submit_result
     from rlbench_suite.leaderboard.store import default_method_name
 
     try:
         doc = load_result(result)
-        config = Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
-        token = find_token(config)
         answer = submit_result(server, token, result, method)
         state = "stored" if answer["created"] else "already there"
         console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
@@ -236,6 +237,20 @@ def submit(
             )
     except (ResultError, SubmitError, OSError) as exc:
         raise fail(exc) from None
+
+
+@app.command("submit")
+def submit(
+    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
+    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
+    policy: Annotated[
+        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
+    ] = None,
+    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
+) -> None:
+    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
+    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
+    submit_files(server, submission_token(), result, policy, method)
 
 
 @token_app.command("create")
