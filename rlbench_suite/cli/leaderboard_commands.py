@@ -12,8 +12,10 @@ from rlbench_suite.cli.common import app, console, fail, print_table
 
 leaderboard_app = typer.Typer(help="The leaderboard server and its database.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens for submitting results.", no_args_is_help=True)
+method_app = typer.Typer(help="Methods' metadata (as the server's operator).", no_args_is_help=True)
 app.add_typer(leaderboard_app, name="leaderboard")
 leaderboard_app.add_typer(token_app, name="token")
+leaderboard_app.add_typer(method_app, name="method")
 
 DB_ENV_VAR = "RLBENCH_LEADERBOARD_DB"
 DbOption = Annotated[
@@ -303,3 +305,32 @@ def token_list(db: DbOption = None) -> None:
             for t in list_tokens(session)
         ]
     print_table("API tokens", ["name", "created", "last used", "state"], rows)
+
+
+@method_app.command("edit")
+def method_edit(
+    name: Annotated[str, typer.Argument(help="The method's name (its key; it does not change).")],
+    authors: Annotated[str | None, typer.Option(help="Authors ('' clears).")] = None,
+    paper_url: Annotated[str | None, typer.Option(help="http(s) link to the paper.")] = None,
+    code_url: Annotated[str | None, typer.Option(help="http(s) link to the code.")] = None,
+    description: Annotated[str | None, typer.Option(help="A description.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Edit any method's metadata on the server's database (the API lets only the token that
+    created a method edit it)."""
+    from rlbench_suite.leaderboard.methods import MethodEditError, edit_method, parse_edit
+
+    given = {"authors": authors, "paper_url": paper_url, "code_url": code_url,
+             "description": description}  # fmt: skip
+    changes = {k: v for k, v in given.items() if v is not None}
+    if not changes:
+        raise fail("nothing to change: pass --authors, --paper-url, --code-url or --description")
+    factory, _ = open_database(db, sync=False)
+    try:
+        with factory.begin() as session:
+            method = edit_method(session, name, parse_edit(changes), token_id=None)
+            shown = {k: getattr(method, k) for k in changes}
+    except (MethodEditError, LookupError) as exc:
+        raise fail(exc) from None
+    for key, value in shown.items():
+        console.print(f"{name}: {key} = {value!r}", soft_wrap=True, highlight=False)
