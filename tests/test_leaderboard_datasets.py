@@ -30,7 +30,7 @@ def site(tmp_path_factory):
     card = cached_dataset(content, data)
     (data / "datasets" / "secret.txt").write_text("not a dataset file")
     env = {"RLBENCH_CONTENT_ROOT": str(content), "RLBENCH_DATA_DIR": str(data)}
-    with serve_cli(data, "--no-seed", env=env) as (base, _):
+    with serve_cli(data, "--no-seed", "--no-worker", env=env) as (base, _):
         yield base, card, env
 
 

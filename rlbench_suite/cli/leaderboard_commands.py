@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -135,8 +137,14 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     seed: Annotated[bool, typer.Option(help="Import the zoo's results at start.")] = True,
+    worker: Annotated[
+        bool, typer.Option(help="Run the verification worker beside the server (stopped with it).")
+    ] = True,
 ) -> None:
-    """Serve the leaderboard site and API."""
+    """Serve the leaderboard site and API, with the verification worker in a child process."""
+    import signal
+    import sys
+
     import uvicorn
 
     from rlbench_suite.leaderboard.app import create_app
@@ -151,7 +159,28 @@ def serve(
             f"{len(report.refused)} refused"
         )
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
-    uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+    # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is
+    # stopped on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with _worker(url) if worker else contextlib.nullcontext():
+        if not worker:
+            console.print("no verification worker (run `rlbench leaderboard verify` beside)")
+        uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+
+
+@contextlib.contextmanager
+def _worker(url: str) -> Iterator[None]:
+    """``serve``'s verification worker, said when it starts and stops."""
+    from rlbench_suite.leaderboard.worker_process import worker_beside
+
+    process = None
+    try:
+        with worker_beside({DB_ENV_VAR: url}) as process:
+            console.print(f"verification worker: pid {process.pid} (--no-worker runs none)")
+            yield
+    finally:
+        if process is not None:
+            console.print(f"verification worker stopped (exit {process.returncode})")
 
 
 @leaderboard_app.command("export")
@@ -181,15 +210,22 @@ def verify(
     cpu_s: Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")] = 600,
     wall_s: Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")] = 900,
     memory_gb: Annotated[float, typer.Option(min=0.1, help="Memory per verification.")] = 4.0,
+    parent_pid: Annotated[
+        int | None, typer.Option(hidden=True, help="Stop when this process is gone (serve's).")
+    ] = None,
 ) -> None:
     """Verify queued ONNX submissions: re-evaluate each in a limited process, store it verified."""
+    import signal
+    import sys
     import time
 
     from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
 
-    factory, _ = open_database(db)
+    # SIGTERM (serve stopping) unwinds: the running evaluation is killed, its job re-queued
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    factory, _ = open_database(db, sync=parent_pid is None)
     limits = WorkerLimits(cpu_s=cpu_s, wall_s=wall_s, memory_bytes=int(memory_gb * 1024**3))
-    while True:
+    while parent_pid is None or os.getppid() == parent_pid:
         for job_id, state in run_pending(factory, limits):
             console.print(f"verification job {job_id}: {state}")
         if once:
