@@ -118,15 +118,14 @@ def test_a_worker_stopped_mid_job_puts_the_job_back_in_the_queue(app_client, db_
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while True:
+        while True:  # until the job is claimed and its evaluation runs in a child process
             with factory() as session:
-                job = session.get(VerificationJob, job_id)
-                if job.state == "running" and job.started_at is not None:
-                    break
+                state = session.get(VerificationJob, job_id).state
+            evaluating = children(worker.pid)
+            if state == "running" and evaluating:
+                break
             assert time.monotonic() < deadline and worker.poll() is None, worker.stdout.read()
             time.sleep(0.2)
-        evaluating = children(worker.pid)
-        assert evaluating, "the worker runs the evaluation in a child process"
         time.sleep(1)
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=60) == 0, worker.stdout.read()
