@@ -305,13 +305,16 @@ def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
 
 
 @contextlib.contextmanager
-def serve_cli(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``rlbench leaderboard serve`` on a free port with ``data_dir`` as the data directory;
-    yields (base URL, process) once it answers, and stops it after."""
+def serve_cli(
+    data_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``rlbench leaderboard serve`` on a free port with ``data_dir`` as the data directory
+    (and ``args``, ``env`` added); yields (base URL, process) once it answers, and stops it
+    after."""
     import sys
 
     port = _free_port()
-    env = {**os.environ, "RLBENCH_DATA_DIR": str(data_dir)}
+    env = {**os.environ, **(env or {}), "RLBENCH_DATA_DIR": str(data_dir)}
     command = [
         sys.executable,
         "-m",
@@ -320,6 +323,7 @@ def serve_cli(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
         "serve",
         "--port",
         str(port),
+        *args,
     ]
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -330,3 +334,20 @@ def serve_cli(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     finally:
         if process.poll() is None:
             process.terminate()
+            process.wait(timeout=60)
+
+
+def cached_dataset(content_root: Path, data_dir: Path):
+    """A small real dataset built into ``data_dir``'s cache, its card written over the
+    catalog's ``rlbench/CartPole-medium-v0`` in a copy of the dataset cards under
+    ``content_root`` (point ``RLBENCH_CONTENT_ROOT`` at it); returns the card."""
+    import tomlkit
+
+    from tests.dataset_helpers import built_card, small_card
+
+    shutil.copytree(REPO / "datasets", content_root / "datasets")
+    card = built_card(small_card(episodes=3), data_dir / "datasets")
+    document = card.model_dump(mode="json", exclude_none=True)
+    target = content_root / "datasets" / "CartPole" / "medium.toml"
+    target.write_text(tomlkit.dumps(document), encoding="utf-8")
+    return card

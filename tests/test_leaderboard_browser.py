@@ -4,6 +4,7 @@ Screenshots go to ``$RLBENCH_TEST_ARTIFACTS/browser`` (else the test's temporary
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.leaderboard_support import ZOO_RESULTS, serve_cli
+from tests.leaderboard_support import ZOO_RESULTS, cached_dataset, serve_cli
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.slow
@@ -146,4 +147,37 @@ def test_pages_fit_a_phone(server, browser, tmp_path):
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
         page.screenshot(path=folder / f"{name}.png", full_page=True)
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def dataset_server(tmp_path_factory):
+    """``rlbench leaderboard serve`` with one small dataset in its cache: (base URL, card)."""
+    root = tmp_path_factory.mktemp("browser-datasets")
+    card = cached_dataset(root / "content", root / "data")
+    env = {"RLBENCH_CONTENT_ROOT": str(root / "content")}
+    with serve_cli(root / "data", "--no-seed", env=env) as (base, _):
+        yield base, card
+
+
+def test_a_dataset_link_downloads_the_file_its_card_describes(dataset_server, browser, tmp_path):
+    base, card = dataset_server
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(base + "/")
+    page.click("header nav a[href='/datasets']")
+    page.wait_for_url("**/datasets")
+    row = page.locator(f"tr[id='{card.id}']")
+    expected = {f.path: f.sha256 for f in card.files}
+    assert row.locator("code.sha256").all_inner_texts() == list(expected.values())
+    link = row.locator("a.download").first
+    with page.expect_download() as info:
+        link.click()
+    download = info.value
+    body = Path(download.path()).read_bytes()
+    assert hashlib.sha256(body).hexdigest() == expected[link.inner_text()]
+    assert "not on this server" in page.locator("tr[id='rlbench/Acrobot-expert-v0']").inner_text()
+    folder = Path(os.environ.get("RLBENCH_TEST_ARTIFACTS", tmp_path)) / "browser"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=folder / "datasets.png", full_page=True)
     context.close()

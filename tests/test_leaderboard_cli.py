@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from tests.conftest import run_cli
@@ -64,3 +65,65 @@ def test_serve_shows_the_zoo_results_on_a_fresh_database(tmp_path):
     output = server.communicate(timeout=30)[0]
     assert f"zoo results: {len(ZOO_RESULTS)} new, 0 there, 0 refused" in output
     assert f"serving sqlite:///{tmp_path}/leaderboard/leaderboard.sqlite" in output
+
+
+def test_eval_submit_evaluates_then_submits_the_result_and_its_onnx(db_url, tmp_path):
+    import hashlib
+
+    from sqlalchemy import select
+
+    from rlbench_suite.leaderboard.models import Result, Submission
+    from rlbench_suite.leaderboard.startup import prepare_database
+    from rlbench_suite.leaderboard.tokens import create_token
+    from rlbench_suite.leaderboard.worker import run_pending
+    from tests.leaderboard_support import live_server
+
+    onnx = REPO / "baselines/policies/CartPole-v1/ppo/seed-0/policy.onnx"
+    factory = prepare_database(db_url)
+    with factory.begin() as session:
+        _, token = create_token(session, "eval")
+    env = {"RLBENCH_DATA_DIR": str(tmp_path), "RLBENCH_LEADERBOARD_TOKEN": token}
+    out = tmp_path / "result.json"
+    with live_server(db_url) as (base, _):
+        done = run_cli("eval", "rlbench/CartPole-v1", "--policy", f"onnx:{onnx}", "--workers",
+                       "1", "--out", str(out), "--submit", "--server", base,
+                       "--method", "my-ppo", env=env)  # fmt: skip
+        alone = run_cli("eval", "rlbench/CartPole-v1", "--policy", "random", "--workers", "1",
+                        "--submit", "--server", base, env=env)  # fmt: skip
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert "random is not an ONNX file: submitting the result alone" in alone.stdout
+    assert "result stored (self-reported)" in alone.stdout and "queued" not in alone.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert token not in done.stdout + done.stderr
+    stored = [line for line in done.stdout.splitlines() if line.startswith("result stored")]
+    assert len(stored) == 1 and f"{base}/results/" in stored[0], done.stdout
+    result_id = int(stored[0].rsplit("/", 1)[1])
+    assert "queued for verification" in done.stdout
+    digest = hashlib.sha256(onnx.read_bytes()).hexdigest()
+    with factory() as session:
+        row = session.get(Result, result_id)
+        assert row.method.name == "my-ppo" and row.artifact_sha256 == digest
+        assert row.verification == "self-reported"
+        assert row.document == json.loads(out.read_text()) | {"verification": "self-reported"}
+        policy = session.scalars(select(Submission).where(Submission.kind == "policy")).one()
+        assert policy.artifact_sha256 == digest and policy.method.name == "my-ppo"
+    # the worker re-evaluates the uploaded ONNX: the submitted row is reproduced, so verified
+    assert [state for _, state in run_pending(factory)] == ["done"]
+    with factory() as session:
+        assert session.get(Result, result_id).verification == "verified"
+    factory.kw["bind"].dispose()
+
+
+def test_eval_submit_is_refused_before_evaluating_without_server_or_token(tmp_path):
+    env = {"RLBENCH_DATA_DIR": str(tmp_path), "RLBENCH_LEADERBOARD_TOKEN": "",
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}  # fmt: skip
+    args = ("eval", "rlbench/CartPole-v1", "--policy", "random", "--out", str(tmp_path / "r.json"))
+    done = run_cli(*args, "--submit", env=env)
+    assert done.returncode == 2
+    assert "--submit needs --server URL" in done.stderr
+    done = run_cli(*args, "--submit", "--server", "http://127.0.0.1:9", env=env)
+    assert done.returncode == 2
+    assert "no token: set RLBENCH_LEADERBOARD_TOKEN" in done.stderr
+    done = run_cli(*args, "--server", "http://127.0.0.1:9", env=env)
+    assert done.returncode == 2 and "add --submit" in done.stderr
+    assert not (tmp_path / "r.json").exists()

@@ -143,7 +143,8 @@ def tournament(
     ] = None,
 ) -> None:
     """Round-robin tournament; maximum-likelihood Elo ratings with credible intervals."""
-    from rlbench_suite.evaluation.tournament import RATING_NOTE, round_robin
+    from rlbench_suite.evaluation.ratings import RATING_NOTE
+    from rlbench_suite.evaluation.tournament import round_robin
 
     players = len({p.strip() for p in policy})
     with progress_bar() as progress:

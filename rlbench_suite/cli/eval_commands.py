@@ -100,14 +100,25 @@ def eval_command(
         list[str] | None,
         typer.Option(help="KEY=VALUE passed to every reset (repeatable), e.g. split=test."),
     ] = None,
+    submit: Annotated[bool, typer.Option(
+        help="Then submit the result to --server (and the ONNX file of an onnx: or baseline: "
+        "policy, to verify).")] = False,
+    server: Annotated[
+        str | None, typer.Option(help="The leaderboard's URL (with --submit).")
+    ] = None,
+    method: Annotated[str | None, typer.Option(help="The method to submit it as.")] = None,
 ) -> None:  # fmt: skip
     """Evaluate a policy on an environment and write a scored, reproducible result.
 
     Reset options are part of the protocol (and its hash), so results on held-out variations
-    (``--reset-option split=test``) are never ranked with the default ones.
+    (``--reset-option split=test``) are never ranked with the default ones. With ``--submit``
+    the result goes to the leaderboard at ``--server`` (as ``rlbench submit`` sends it; the
+    token from $RLBENCH_LEADERBOARD_TOKEN or the config file), with the policy's ONNX file when
+    it has one, so the server can verify the row.
     """
     if backend not in BACKENDS:
         raise fail(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
+    token = _submission_checks(submit, server, method)
     try:
         card = get_card(env_id)
         protocol = default_protocol(
@@ -121,6 +132,38 @@ def eval_command(
     result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
     console.print(f"result written to {out}")
+    if token is not None and server is not None:
+        from rlbench_suite.cli.leaderboard_commands import submit_files
+
+        onnx = _onnx_file(policy)
+        if onnx is None:
+            console.print(f"{policy} is not an ONNX file: submitting the result alone (it stays "
+                          "self-reported; pass an onnx: policy to have it verified)")  # fmt: skip
+        submit_files(server, token, out, onnx, method)
+
+
+def _submission_checks(submit: bool, server: str | None, method: str | None) -> str | None:
+    """Before evaluating: the token ``--submit`` will send, or a clean error."""
+    if not submit:
+        if server is not None or method is not None:
+            raise fail("--server and --method are for --submit; add --submit to send the result")
+        return None
+    if server is None:
+        raise fail("--submit needs --server URL (the leaderboard to submit to)")
+    from rlbench_suite.cli.leaderboard_commands import submission_token
+
+    return submission_token()
+
+
+def _onnx_file(policy: str) -> Path | None:
+    """The ONNX file an ``onnx:`` or ``baseline:`` policy spec names, if it is one."""
+    from rlbench_suite.policies.specs import artifact_of
+
+    try:
+        path = artifact_of(policy)
+    except (ValueError, LookupError):
+        return None
+    return path if path is not None and path.suffix == ".onnx" and path.is_file() else None
 
 
 def _parse_reset_options(items: list[str]) -> dict[str, Any]:

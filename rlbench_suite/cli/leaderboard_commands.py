@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +14,10 @@ from rlbench_suite.cli.common import app, console, fail, print_table
 
 leaderboard_app = typer.Typer(help="The leaderboard server and its database.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens for submitting results.", no_args_is_help=True)
+method_app = typer.Typer(help="Methods' metadata (as the server's operator).", no_args_is_help=True)
 app.add_typer(leaderboard_app, name="leaderboard")
 leaderboard_app.add_typer(token_app, name="token")
+leaderboard_app.add_typer(method_app, name="method")
 
 DB_ENV_VAR = "RLBENCH_LEADERBOARD_DB"
 DbOption = Annotated[
@@ -133,8 +137,14 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     seed: Annotated[bool, typer.Option(help="Import the zoo's results at start.")] = True,
+    worker: Annotated[
+        bool, typer.Option(help="Run the verification worker beside the server (stopped with it).")
+    ] = True,
 ) -> None:
-    """Serve the leaderboard site and API."""
+    """Serve the leaderboard site and API, with the verification worker in a child process."""
+    import signal
+    import sys
+
     import uvicorn
 
     from rlbench_suite.leaderboard.app import create_app
@@ -149,7 +159,28 @@ def serve(
             f"{len(report.refused)} refused"
         )
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
-    uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+    # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is
+    # stopped on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with _worker(url) if worker else contextlib.nullcontext():
+        if not worker:
+            console.print("no verification worker (run `rlbench leaderboard verify` beside)")
+        uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+
+
+@contextlib.contextmanager
+def _worker(url: str) -> Iterator[None]:
+    """``serve``'s verification worker, said when it starts and stops."""
+    from rlbench_suite.leaderboard.worker_process import worker_beside
+
+    process = None
+    try:
+        with worker_beside({DB_ENV_VAR: url}) as process:
+            console.print(f"verification worker: pid {process.pid} (--no-worker runs none)")
+            yield
+    finally:
+        if process is not None:
+            console.print(f"verification worker stopped (exit {process.returncode})")
 
 
 @leaderboard_app.command("export")
@@ -179,15 +210,22 @@ def verify(
     cpu_s: Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")] = 600,
     wall_s: Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")] = 900,
     memory_gb: Annotated[float, typer.Option(min=0.1, help="Memory per verification.")] = 4.0,
+    parent_pid: Annotated[
+        int | None, typer.Option(hidden=True, help="Stop when this process is gone (serve's).")
+    ] = None,
 ) -> None:
     """Verify queued ONNX submissions: re-evaluate each in a limited process, store it verified."""
+    import signal
+    import sys
     import time
 
     from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
 
-    factory, _ = open_database(db)
+    # SIGTERM (serve stopping) unwinds: the running evaluation is killed, its job re-queued
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    factory, _ = open_database(db, sync=parent_pid is None)
     limits = WorkerLimits(cpu_s=cpu_s, wall_s=wall_s, memory_bytes=int(memory_gb * 1024**3))
-    while True:
+    while parent_pid is None or os.getppid() == parent_pid:
         for job_id, state in run_pending(factory, limits):
             console.print(f"verification job {job_id}: {state}")
         if once:
@@ -195,34 +233,35 @@ def verify(
         time.sleep(poll_s)
 
 
-@app.command("submit")
-def submit(
-    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
-    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
-    policy: Annotated[
-        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
-    ] = None,
-    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
-) -> None:
-    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
-    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
-    import json
-
+def token_config_file() -> Path:
+    """Where ``rlbench submit`` looks for a token when ``$RLBENCH_LEADERBOARD_TOKEN`` is unset."""
     import platformdirs
 
+    return Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
+
+
+def submission_token() -> str:
+    """The token to submit with (the env var, else the config file), or a clean error."""
+    from rlbench_suite.leaderboard.client import SubmitError, find_token
+
+    try:
+        return find_token(token_config_file())
+    except SubmitError as exc:
+        raise fail(exc) from None
+
+
+def submit_files(server: str, token: str, result: Path, policy: Path | None,
+                 method: str | None) -> None:  # fmt: skip
+    """POST ``result`` (and the ONNX ``policy`` that produced it, queued for verification) to
+    ``server``, printing the URLs of the stored row and of the queued verification."""
+    import json
+
     from rlbench_suite.core.result import ResultError, load_result
-    from rlbench_suite.leaderboard.client import (
-        SubmitError,
-        find_token,
-        submit_policy,
-        submit_result,
-    )
+    from rlbench_suite.leaderboard.client import SubmitError, submit_policy, submit_result
     from rlbench_suite.leaderboard.store import default_method_name
 
     try:
         doc = load_result(result)
-        config = Path(platformdirs.user_config_dir("rlbench-suite")) / "leaderboard-token"
-        token = find_token(config)
         answer = submit_result(server, token, result, method)
         state = "stored" if answer["created"] else "already there"
         console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
@@ -236,6 +275,20 @@ def submit(
             )
     except (ResultError, SubmitError, OSError) as exc:
         raise fail(exc) from None
+
+
+@app.command("submit")
+def submit(
+    result: Annotated[Path, typer.Argument(help="The Result JSON to submit.")],
+    server: Annotated[str, typer.Option(help="The leaderboard's URL.")],
+    policy: Annotated[
+        Path | None, typer.Option(help="The ONNX policy that produced it, to verify.")
+    ] = None,
+    method: Annotated[str | None, typer.Option(help="The method it belongs to.")] = None,
+) -> None:
+    """Submit a result (and its ONNX policy) to a leaderboard; the token comes from
+    $RLBENCH_LEADERBOARD_TOKEN or <config dir>/leaderboard-token."""
+    submit_files(server, submission_token(), result, policy, method)
 
 
 @token_app.command("create")
@@ -288,3 +341,32 @@ def token_list(db: DbOption = None) -> None:
             for t in list_tokens(session)
         ]
     print_table("API tokens", ["name", "created", "last used", "state"], rows)
+
+
+@method_app.command("edit")
+def method_edit(
+    name: Annotated[str, typer.Argument(help="The method's name (its key; it does not change).")],
+    authors: Annotated[str | None, typer.Option(help="Authors ('' clears).")] = None,
+    paper_url: Annotated[str | None, typer.Option(help="http(s) link to the paper.")] = None,
+    code_url: Annotated[str | None, typer.Option(help="http(s) link to the code.")] = None,
+    description: Annotated[str | None, typer.Option(help="A description.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Edit any method's metadata on the server's database (the API lets only the token that
+    created a method edit it)."""
+    from rlbench_suite.leaderboard.methods import MethodEditError, edit_method, parse_edit
+
+    given = {"authors": authors, "paper_url": paper_url, "code_url": code_url,
+             "description": description}  # fmt: skip
+    changes = {k: v for k, v in given.items() if v is not None}
+    if not changes:
+        raise fail("nothing to change: pass --authors, --paper-url, --code-url or --description")
+    factory, _ = open_database(db, sync=False)
+    try:
+        with factory.begin() as session:
+            method = edit_method(session, name, parse_edit(changes), token_id=None)
+            shown = {k: getattr(method, k) for k in changes}
+    except (MethodEditError, LookupError) as exc:
+        raise fail(exc) from None
+    for key, value in shown.items():
+        console.print(f"{name}: {key} = {value!r}", soft_wrap=True, highlight=False)

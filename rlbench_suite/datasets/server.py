@@ -6,7 +6,8 @@ answers a single ``bytes=a-b`` (or ``a-``, ``-n``) range with ``206 Partial Cont
 rest as the standard handler does (an invalid ``Range`` is ignored: 200 with the whole file).
 It serves only regular files inside the folder: no directory listings, nothing whose resolved
 path (a symlink) is outside the folder, no ``.part`` or ``.lock`` files (404 for all). It counts
-the bytes it sends (:attr:`DatasetServer.bytes_sent`).
+the bytes it sends (:attr:`DatasetServer.bytes_sent`). :func:`byte_range` and :func:`refused`
+are the rules, shared with the leaderboard site, which serves the cache the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,37 @@ from typing import Any
 RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 
+class RangeNotSatisfiable(ValueError):
+    """A ``Range`` that starts past the end of the file (answered with 416)."""
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """The inclusive byte range ``(start, end)`` a ``Range`` header asks of a ``size``-byte
+    file: a single ``bytes=a-b``, ``a-`` or ``-n``. None for no or an invalid header (the whole
+    file: RFC 9110 14.2 says an invalid Range is ignored); :class:`RangeNotSatisfiable` for a
+    range past the end."""
+    match = RANGE_RE.match(header.strip()) if header is not None else None
+    if match is None or match.groups() == ("", ""):
+        return None
+    first, last = match.groups()
+    if first == "":  # the last n bytes
+        start, end = max(0, size - int(last)), size - 1
+    else:
+        start, end = int(first), min(int(last), size - 1) if last else size - 1
+    if start >= size or start > end:
+        raise RangeNotSatisfiable(f"bytes {header!r} of a {size}-byte file")
+    return start, end
+
+
+def refused(root: Path, path: Path) -> bool:
+    """Whether ``path`` may not be served from the folder ``root``: outside it once resolved
+    (``..`` or a symlink out of it), a folder, missing, or a download's ``.part`` or a
+    ``.lock`` file."""
+    resolved = path.resolve()
+    return (not resolved.is_relative_to(Path(root).resolve()) or path.is_dir()
+            or not path.is_file() or path.name.endswith((".part", ".lock")))  # fmt: skip
+
+
 class RangeRequestHandler(SimpleHTTPRequestHandler):
     """Files of a folder, with single byte ranges; quiet unless the server is verbose."""
 
@@ -36,35 +68,23 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
         self.send_error(HTTPStatus.NOT_FOUND, "File not found")
         return None
 
-    def _refused(self, path: Path) -> bool:
-        """Whether ``path`` may not be served: outside the served folder once resolved (a
-        symlink out of it), a folder, or a download's ``.part`` or a ``.lock`` file."""
-        root = Path(self.directory).resolve()
-        resolved = path.resolve()
-        return (not resolved.is_relative_to(root) or path.is_dir() or not path.is_file()
-                or path.name.endswith((".part", ".lock")))  # fmt: skip
-
     def send_head(self) -> Any:
-        header = self.headers.get("Range")
         path = Path(self.translate_path(self.path))
-        if self._refused(path):
+        if refused(Path(self.directory), path):
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
-        match = RANGE_RE.match(header.strip()) if header is not None else None
-        if match is None or match.groups() == ("", ""):  # no or an invalid Range: the whole
-            return super().send_head()  # file (RFC 9110 14.2: an invalid Range is ignored)
         size = path.stat().st_size
-        first, last = match.groups()
-        if first == "":  # the last n bytes
-            start, end = max(0, size - int(last)), size - 1
-        else:
-            start, end = int(first), min(int(last), size - 1) if last else size - 1
-        if start >= size or start > end:
+        try:
+            wanted = byte_range(self.headers.get("Range"), size)
+        except RangeNotSatisfiable:
             self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
             self.send_header("Content-Range", f"bytes */{size}")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return None
+        if wanted is None:  # no or an invalid Range: the whole file
+            return super().send_head()
+        start, end = wanted
         handle = open(path, "rb")  # noqa: SIM115 (closed by do_GET/do_HEAD)
         handle.seek(start)
         self.send_response(HTTPStatus.PARTIAL_CONTENT)

@@ -37,6 +37,14 @@ ENCODINGS = {"score": (0.0, 0.5, 1.0), "sign": (-1.0, 0.0, 1.0)}
 ELO_BOOTSTRAP_METHOD = "pairing-bootstrap-percentile"
 ELO_POSTERIOR_METHOD = "pairing-beta-posterior-percentile"
 ELO_METHODS = {"bootstrap": ELO_BOOTSTRAP_METHOD, "posterior": ELO_POSTERIOR_METHOD}
+# the tournament ratings' settings (`rlbench tournament`, the leaderboard's tournament Elo):
+# one virtual draw per pairing keeps ratings finite when a player wins every game
+PRIOR_DRAWS = 1.0
+RATING_METHOD = "posterior"
+RATING_NOTE = (
+    "Elo: Bradley-Terry maximum likelihood with one virtual draw per pairing (a Jeffreys "
+    "prior on each pairing's score rate); intervals: 95% credible intervals under that prior"
+)
 
 
 def win_rate(

@@ -1,6 +1,6 @@
 """Round-robin tournaments on two-player games, rated by maximum-likelihood Elo.
 
-Ratings are the Bradley-Terry fit with :data:`PRIOR_DRAWS` virtual draw per pairing (a
+Ratings are the Bradley-Terry fit with ``ratings.PRIOR_DRAWS`` virtual draw per pairing (a
 Jeffreys prior on each pairing's score rate), and their intervals are credible intervals
 under that prior (:func:`~rlbench_suite.evaluation.ratings.elo_intervals` with
 ``method="posterior"``): a player that won every game gets ``[low, inf)``, since its games
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.protocol import SeedOverlapError
-from rlbench_suite.evaluation.ratings import elo_intervals
+from rlbench_suite.evaluation.ratings import PRIOR_DRAWS, RATING_METHOD, elo_intervals
 from rlbench_suite.policies import (
     agent_seed,
     display_name,
@@ -26,14 +26,6 @@ from rlbench_suite.policies import (
 )
 from rlbench_suite.registry import make_multiagent
 from rlbench_suite.wrappers.masks import split_masked_observation
-
-# one virtual draw per pairing keeps ratings finite when a player wins every game
-PRIOR_DRAWS = 1.0
-RATING_METHOD = "posterior"
-RATING_NOTE = (
-    "Elo: Bradley-Terry maximum likelihood with one virtual draw per pairing (a Jeffreys "
-    "prior on each pairing's score rate); intervals: 95% credible intervals under that prior"
-)
 
 
 @dataclass

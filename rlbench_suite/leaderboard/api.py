@@ -13,9 +13,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from rlbench_suite.leaderboard import views
+from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
 from rlbench_suite.leaderboard.limits import read_body
+from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
+from rlbench_suite.leaderboard.methods import (
+    MethodEditError,
+    MethodNotEditable,
+    edit_method,
+    method_dict,
+    parse_edit,
+)
 from rlbench_suite.leaderboard.models import (
     Environment,
     Method,
@@ -237,6 +245,20 @@ def env_ranking(
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
+@router.get("/envs/{namespace}/{name}/elo")
+def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
+    """The tournament Elo of a competitive environment's game (the Duel family), with 95%
+    credible intervals (null: unbounded, the player won or lost every game)."""
+    with request.app.state.factory() as session:
+        env = views.get_env(session, f"{namespace}/{name}")
+        table = elo.tournament(session, env)
+        if table is None:
+            raise HTTPException(
+                404, f"{env.id} is not a competitive environment (no tag '{elo.TAG}')"
+            )
+        return table
+
+
 @router.get("/suites/{name}/ranking")
 def suite_ranking(
     request: Request,
@@ -286,17 +308,51 @@ def get_result(request: Request, result_id: int) -> dict[str, Any]:
 def list_methods(request: Request) -> list[dict[str, Any]]:
     """The methods with results."""
     with request.app.state.factory() as session:
-        return [
-            {
-                "name": m.name,
-                "family": m.family,
-                "authors": m.authors,
-                "paper_url": m.paper_url,
-                "code_url": m.code_url,
-                "description": m.description,
+        return [method_dict(m) for m in session.scalars(select(Method).order_by(Method.name))]
+
+
+EDIT_BYTES = 64 * 1024
+METHOD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        field: {"type": ["string", "null"], "maxLength": limit}
+                        for field, limit in METHOD_LIMITS.items()
+                    },
+                }
             }
-            for m in session.scalars(select(Method).order_by(Method.name))
-        ]
+        },
+    }
+}
+
+
+@router.patch("/methods/{name:path}", openapi_extra=METHOD_BODY)
+async def edit_method_metadata(request: Request, name: str, token_id: Token) -> dict[str, Any]:
+    """Edit a method's authors, paper_url, code_url or description (the name is its key);
+    only the token that created the method may."""
+    body = await read_body(request, EDIT_BYTES)
+    try:
+        changes = parse_edit(json.loads(body))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise HTTPException(400, "malformed JSON: send a JSON object") from None
+    except MethodEditError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+    def store() -> dict[str, Any]:
+        with request.app.state.factory.begin() as session:
+            return method_dict(edit_method(session, name, changes, token_id))
+
+    try:
+        return await run_in_threadpool(store)
+    except LookupError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except MethodNotEditable as exc:
+        raise HTTPException(403, str(exc)) from None
 
 
 @router.get("/compare")

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
-from rlbench_suite.leaderboard import api, pages, views
+from rlbench_suite.leaderboard import api, dataset_files, pages, views
 from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
 from rlbench_suite.resources import content_dir
 
 
-def create_app(factory: sessionmaker[Session], limits: Limits | None = None) -> FastAPI:
-    """The site and API over the database ``factory`` opens (already migrated and synced)."""
+def create_app(
+    factory: sessionmaker[Session], limits: Limits | None = None, datasets_root: Path | None = None
+) -> FastAPI:
+    """The site and API over the database ``factory`` opens (already migrated and synced),
+    serving the dataset files of the cache ``datasets_root`` (default: the data dir's)."""
     limits = limits or Limits()
     app = FastAPI(
         title="rlbench-suite leaderboard",
@@ -26,12 +31,15 @@ def create_app(factory: sessionmaker[Session], limits: Limits | None = None) -> 
     )
     app.state.factory = factory
     app.state.limits = limits
+    app.state.datasets_root = datasets_root
     app.state.rate = SubmissionRate(limits.submissions_per_minute)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(dataset_files.router)
     app.mount(
         "/static", StaticFiles(directory=content_dir("leaderboard") / "static"), name="static"
     )
+    app.include_router(dataset_files.files_router)  # /<dataset id>/<file>: the site is a remote
 
     @app.exception_handler(views.NotFound)
     async def _not_found(request: Request, exc: views.NotFound) -> Response:

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from rlbench_suite.leaderboard import plots, ranking, views
+from rlbench_suite.leaderboard import elo, plots, ranking, views
 from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Method, Result, Suite
 from rlbench_suite.leaderboard.queries import env_card, method_runs
 from rlbench_suite.resources import content_dir
@@ -83,6 +83,7 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
             env=env,
             card=env_card(env),
             table=table,
+            elo=elo.tournament(session, env),
             filters=filters,
             problem=problem,
             query=str(request.url.query),

@@ -233,5 +233,19 @@ def run_pending(
         job_id = claim_next(factory)
         if job_id is None:
             break
-        ran.append((job_id, run_job(factory, job_id, limits)))
+        try:
+            ran.append((job_id, run_job(factory, job_id, limits)))
+        except BaseException:  # stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue
+            release(factory, job_id)
+            raise
     return ran
+
+
+def release(factory: sessionmaker[Session], job_id: int) -> None:
+    """Put a claimed job back in the queue (its attempt still counts)."""
+    with factory.begin() as session:
+        session.execute(
+            update(VerificationJob)
+            .where(VerificationJob.id == job_id, VerificationJob.state == "running")
+            .values(state="queued", started_at=None)
+        )

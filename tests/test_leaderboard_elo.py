@@ -1,0 +1,99 @@
+"""Tournament Elo on the Duel family's pages, on SQLite and PostgreSQL: rated from the
+stored results' games and the cards' measured references, with intervals; a fresh database
+says that no method has played yet; non-competitive envs show none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rlbench_suite.leaderboard.app import create_app
+from rlbench_suite.leaderboard.importer import import_files
+from rlbench_suite.leaderboard.startup import prepare_database
+from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
+
+DUEL = ("rlbench/Duel-v0", "rlbench/DuelVsBot-v0", "rlbench/DuelVsBotEasy-v0",
+        "rlbench/DuelVsBotHard-v0")  # fmt: skip
+EASY = "rlbench/DuelVsBotEasy-v0"
+
+
+@pytest.fixture(scope="module")
+def random_on_easy(tmp_path_factory):
+    """A real Result of the random policy against the easy bot (the harness, the protocol)."""
+    from rlbench_suite.evaluation import evaluate
+
+    path = tmp_path_factory.mktemp("duel") / "random-easy.json"
+    evaluate(EASY, "random", workers=1, out=path)
+    return path
+
+
+def site(db_url: str, results=()):
+    cards, spec_hash = leaderboard_cards((*DUEL, *ZOO_ENVS))
+    factory = prepare_database(db_url, cards, spec_hash)
+    if results:
+        assert import_files(factory, results[0], method=results[1]).refused == []
+    return factory
+
+
+def players(table) -> dict[tuple[str, str], dict]:
+    return {(p["kind"], p["name"]): p for p in table["players"]}
+
+
+def test_a_fresh_database_rates_the_references_and_says_no_method_played(db_url):
+    factory = site(db_url)
+    with TestClient(create_app(factory)) as client:
+        page = client.get("/envs/rlbench/DuelVsBot-v0").text
+        table = client.get("/api/envs/rlbench/DuelVsBot-v0/elo").json()
+    factory.kw["bind"].dispose()
+    assert "<h2>Tournament Elo</h2>" in page
+    assert "No method has results on these environments yet" in page
+    assert table["method_games"] == 0 and table["envs"] == sorted(DUEL)
+    rated = players(table)
+    assert {kind for kind, _ in rated} == {"reference", "opponent"}
+    assert rated[("reference", "random")]["elo"] == {"point": 1000.0, "low": 1000.0, "high": 1000.0}
+    # the ladder is ordered: hard above medium above easy
+    levels = [rated[("opponent", f"built-in (level={v})")]["elo"]["point"]
+              for v in ("easy", "medium", "hard")]  # fmt: skip
+    assert levels == sorted(levels)
+    assert 'class="opponent"' in page and "[1000, 1000]" in page
+
+
+def test_stored_results_rate_their_methods_from_their_games(db_url, random_on_easy):
+    factory = site(db_url, (ZOO_RESULTS, None))
+    assert import_files(factory, [random_on_easy], method="HardBot").refused == []
+    with TestClient(create_app(factory)) as client:
+        table = client.get("/api/envs/rlbench/Duel-v0/elo").json()
+        page = client.get("/envs/rlbench/Duel-v0").text
+    factory.kw["bind"].dispose()
+    zoo = [json.loads(p.read_text()) for p in ZOO_RESULTS]
+    zoo_games = [s for d in zoo if d["env_id"] == EASY for s in d["successes"]]
+    mine = json.loads(random_on_easy.read_text())["successes"]
+    rated = players(table)
+    ppo, impostor = rated[("method", "zoo-ppo")], rated[("method", "HardBot")]
+    assert (ppo["wins"], ppo["games"]) == (sum(zoo_games), len(zoo_games))
+    assert (impostor["wins"], impostor["games"]) == (sum(mine), len(mine))
+    assert table["method_games"] == len(zoo_games) + len(mine)
+    # a method named like a reference is its own player: the reference's games are its own
+    expert = rated[("reference", "HardBot")]
+    assert expert["games"] == 4 * 100 and expert["elo"]["point"] > impostor["elo"]["point"]
+    assert ppo["elo"]["point"] > impostor["elo"]["point"]
+    if all(zoo_games):  # won every game: bounded only from below
+        assert ppo["elo"]["high"] is None and ppo["elo"]["low"] is not None
+        assert "&infin;]" in page
+    low, high = impostor["elo"]["low"], impostor["elo"]["high"]
+    assert low < impostor["elo"]["point"] < high
+    assert "No method has results" not in page
+    assert '<a href="/methods/zoo-ppo">zoo-ppo</a>' in page
+
+
+def test_non_competitive_environments_have_no_tournament(db_url):
+    factory = site(db_url)
+    with TestClient(create_app(factory)) as client:
+        page = client.get("/envs/rlbench/CartPole-v1")
+        answer = client.get("/api/envs/rlbench/CartPole-v1/elo")
+    factory.kw["bind"].dispose()
+    assert page.status_code == 200 and "Tournament Elo" not in page.text
+    assert answer.status_code == 404
+    assert "not a competitive environment" in answer.json()["detail"]

@@ -1,0 +1,146 @@
+"""Editing a method's metadata, on SQLite and PostgreSQL: only the token that created the
+method may (the operator through the CLI); hostile strings are stored as sent and shown
+escaped; overlong fields, bad URLs, control characters and renames are refused with what is
+accepted, and leave the method as it was."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from markupsafe import escape
+
+from rlbench_suite.leaderboard.app import create_app
+from rlbench_suite.leaderboard.importer import import_files
+from rlbench_suite.leaderboard.limits import Limits
+from rlbench_suite.leaderboard.startup import prepare_database
+from rlbench_suite.leaderboard.tokens import create_token, revoke_token
+from tests.conftest import run_cli
+from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
+
+HOSTILE = {
+    "authors": '<script>alert("authors")</script> & "><img src=x onerror=alert(1)>',
+    "description": "x'); DROP TABLE methods;--\n<b>bold?</b> </p><script>alert(2)</script>",
+    "paper_url": "https://arxiv.org/abs/1707.06347?a=1&b=<2>",
+    "code_url": "http://example.org/ppo",
+}
+
+
+@pytest.fixture
+def site(db_url):
+    """(client, db url, {token name: value}) with alice's method ``alice-ppo`` (created by her
+    result) beside the imported zoo methods."""
+    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+    factory = prepare_database(db_url, cards, spec_hash)
+    assert import_files(factory, ZOO_RESULTS).refused == []
+    tokens = {}
+    with factory.begin() as session:
+        for name in ("alice", "bob", "mallory"):
+            tokens[name] = create_token(session, name)[1]
+        revoke_token(session, "mallory")
+    with TestClient(create_app(factory, Limits(submissions_per_minute=10_000))) as client:
+        result = json.loads(ZOO_RESULTS[0].read_text())
+        result["provenance"]["command"] = ["rlbench", "eval", "--by", "alice"]
+        posted = client.post("/api/results?method=alice-ppo", json=result,
+                             headers=auth(tokens["alice"]))  # fmt: skip
+        assert posted.status_code == 201, posted.text
+        yield client, db_url, tokens
+    factory.kw["bind"].dispose()
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def method(client, name: str) -> dict:
+    return next(m for m in client.get("/api/methods").json() if m["name"] == name)
+
+
+def test_the_creator_edits_and_every_field_is_shown_escaped(site):
+    client, _, tokens = site
+    answer = client.patch("/api/methods/alice-ppo", json=HOSTILE, headers=auth(tokens["alice"]))
+    assert answer.status_code == 200, answer.text
+    assert {k: answer.json()[k] for k in HOSTILE} == HOSTILE
+    assert {k: method(client, "alice-ppo")[k] for k in HOSTILE} == HOSTILE
+    page = client.get("/methods/alice-ppo").text
+    for value in HOSTILE.values():
+        assert escape(value) in page
+    assert "<script>" not in page and "<img src=x" not in page and "<b>bold" not in page
+    assert f'href="{escape(HOSTILE["paper_url"])}"' in page
+    assert len(client.get("/api/methods").json()) >= 2  # the table is still there
+    # a partial edit changes only what it names; null (or "") clears a field
+    answer = client.patch("/api/methods/alice-ppo", json={"code_url": None, "authors": " "},
+                          headers=auth(tokens["alice"]))  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    now = method(client, "alice-ppo")
+    assert now["code_url"] is None and now["authors"] is None
+    assert now["description"] == HOSTILE["description"]
+
+
+REFUSED = [
+    ({"paper_url": "javascript:alert(1)"}, 422, "an http:// or https:// URL with a host"),
+    ({"code_url": "https://"}, 422, "an http:// or https:// URL with a host"),
+    ({"code_url": "ftp://example.org/x"}, 422, "an http:// or https:// URL with a host"),
+    ({"paper_url": "https://example.org/a b"}, 422, "without spaces"),
+    ({"authors": "a" * 501}, 422, "501 characters; at most 500 are accepted"),
+    ({"description": "d" * 5001}, 422, "at most 5000 are accepted"),
+    ({"authors": "a\x00b"}, 422, "control characters are not accepted"),
+    ({"authors": "a\nb"}, 422, "control characters are not accepted"),
+    ({"authors": 5}, 422, "authors: Input should be a valid string"),
+    ({"name": "renamed"}, 422, "a method's name is its key and cannot change"),
+    ({"family": "x"}, 422, "family: Extra inputs are not permitted"),
+    ([1, 2], 422, "expected a JSON object; accepted: a JSON object with any of authors, "),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), REFUSED)
+def test_bad_edits_are_refused_with_what_is_accepted(site, body, status, message):
+    client, _, tokens = site
+    before = method(client, "alice-ppo")
+    answer = client.patch("/api/methods/alice-ppo", json=body, headers=auth(tokens["alice"]))
+    assert answer.status_code == status, answer.text
+    assert message in answer.json()["detail"]
+    assert "accepted" in answer.json()["detail"]
+    assert method(client, "alice-ppo") == before
+
+
+def test_malformed_and_oversized_bodies_are_refused(site):
+    client, _, tokens = site
+    headers = {**auth(tokens["alice"]), "Content-Type": "application/json"}
+    bad = client.patch("/api/methods/alice-ppo", content=b"{not json", headers=headers)
+    assert bad.status_code == 400 and "malformed JSON" in bad.json()["detail"]
+    big = json.dumps({"description": "d" * 70_000}).encode()
+    over = client.patch("/api/methods/alice-ppo", content=big, headers=headers)
+    assert over.status_code == 413, over.text
+
+
+def test_only_the_creating_token_may_edit(site):
+    client, _, tokens = site
+    edit = {"authors": "someone else"}
+    assert client.patch("/api/methods/alice-ppo", json=edit).status_code == 401
+    revoked = client.patch("/api/methods/alice-ppo", json=edit, headers=auth(tokens["mallory"]))
+    assert revoked.status_code == 401
+    other = client.patch("/api/methods/alice-ppo", json=edit, headers=auth(tokens["bob"]))
+    assert other.status_code == 403
+    assert "only the token that created method 'alice-ppo' may edit it" in other.json()["detail"]
+    imported = client.patch("/api/methods/zoo-ppo", json=edit, headers=auth(tokens["alice"]))
+    assert imported.status_code == 403 and "rlbench leaderboard method edit" in imported.text
+    missing = client.patch("/api/methods/nobody", json=edit, headers=auth(tokens["alice"]))
+    assert missing.status_code == 404 and "no method 'nobody'" in missing.json()["detail"]
+    assert method(client, "alice-ppo")["authors"] is None
+    for value in tokens.values():
+        assert value not in other.text + imported.text + missing.text
+
+
+def test_the_operator_edits_any_method_from_the_command_line(site):
+    client, db_url, _ = site
+    edit = ("leaderboard", "method", "edit", "zoo-ppo", "--db", db_url)
+    done = run_cli(*edit, "--authors", "The zoo <team>", "--code-url", "https://example.org/zoo")
+    assert done.returncode == 0, done.stderr
+    assert "zoo-ppo: authors = 'The zoo <team>'" in done.stdout
+    assert method(client, "zoo-ppo")["code_url"] == "https://example.org/zoo"
+    assert "The zoo &lt;team&gt;" in client.get("/methods/zoo-ppo").text
+    bad = run_cli(*edit, "--paper-url", "javascript:alert(1)")
+    assert bad.returncode == 2 and "an http:// or https:// URL with a host" in bad.stderr
+    assert method(client, "zoo-ppo")["paper_url"] is None

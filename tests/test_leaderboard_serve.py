@@ -1,0 +1,138 @@
+"""``rlbench leaderboard serve`` runs the verification worker beside uvicorn: a fresh serve and
+``rlbench submit --policy`` give a verified row with no second command, and the worker stops
+with the server, whether it is stopped or killed outright."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import run_cli
+from tests.leaderboard_support import REPO, serve_cli
+
+pytestmark = pytest.mark.slow
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux: /proc/<pid>/task/*/children)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def worker_of(server) -> int:
+    found = children(server.pid)
+    assert len(found) == 1, f"expected one child (the worker) of serve, found {found}"
+    return found[0]
+
+
+def test_serve_verifies_a_submitted_onnx_without_a_second_command(db_url, tmp_path):
+    created = run_cli("leaderboard", "token", "create", "me", "--db", db_url)
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.split()[-1]
+    result = REPO / "baselines/results/CartPole-v1/ppo/seed-1/result.json"
+    policy = REPO / "baselines/policies/CartPole-v1/ppo/seed-1/policy.onnx"
+    with serve_cli(tmp_path, "--db", db_url, "--no-seed") as (base, server):
+        worker = worker_of(server)
+        done = run_cli("submit", str(result), "--policy", str(policy), "--server", base,
+                       env={"RLBENCH_LEADERBOARD_TOKEN": token})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        status_url = done.stdout.split("queued for verification: ")[1].split()[0]
+        deadline = time.monotonic() + 300
+        while (job := httpx.get(status_url).json()["job"])["state"] in ("queued", "running"):
+            assert time.monotonic() < deadline, f"not verified within 300 s: {job}"
+            time.sleep(0.5)
+        assert job["state"] == "done" and job["error"] is None, job
+        rows = httpx.get(f"{base}/api/results", params={"env": "rlbench/CartPole-v1"}).json()
+        # the worker's verified row, and the submitted one it reproduced
+        assert [r["verification"] for r in rows] == ["verified", "verified"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 128 + signal.SIGTERM
+    assert not alive(worker), "the worker outlived a stopped serve"
+    output = server.stdout.read()
+    assert "verification worker stopped (exit 0)" in output  # serve stopped it, cleanly
+    assert token not in output
+
+
+def test_killing_serve_stops_its_worker(tmp_path):
+    with serve_cli(tmp_path, "--no-seed") as (_, server):
+        worker = worker_of(server)
+        server.kill()  # SIGKILL: serve runs no clean-up of its own
+        server.wait(timeout=30)
+        assert gone_within(worker, 15), "the worker outlived a killed serve"
+
+
+def test_no_worker_runs_none(tmp_path):
+    with serve_cli(tmp_path, "--no-seed", "--no-worker") as (_, server):
+        assert children(server.pid) == []
+        server.terminate()
+        assert "no verification worker" in server.stdout.read()
+
+
+def test_a_worker_stopped_mid_job_puts_the_job_back_in_the_queue(app_client, db_url):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from rlbench_suite.leaderboard.models import VerificationJob
+    from tests.leaderboard_support import make_onnx
+
+    client, factory, alice, _ = app_client
+    metadata = {"env_id": "rlbench/CartPole-v1", "method": "spinner"}
+    posted = client.post(
+        "/api/submissions",
+        headers={"Authorization": f"Bearer {alice}"},
+        files={"policy": ("spin.onnx", make_onnx(loop=True))},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert posted.status_code == 202, posted.text
+    job_id = posted.json()["job"]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "rlbench_suite.cli", "leaderboard", "verify", "--poll-s", "0.2"],
+        env={**os.environ, "RLBENCH_LEADERBOARD_DB": db_url},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # until the job is claimed and its evaluation runs in a child process
+            with factory() as session:
+                state = session.get(VerificationJob, job_id).state
+            evaluating = children(worker.pid)
+            if state == "running" and evaluating:
+                break
+            assert time.monotonic() < deadline and worker.poll() is None, worker.stdout.read()
+            time.sleep(0.2)
+        time.sleep(1)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=60) == 0, worker.stdout.read()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert all(gone_within(pid, 15) for pid in evaluating)
+    with factory() as session:
+        job = session.get(VerificationJob, job_id)
+        assert (job.state, job.attempts, job.error) == ("queued", 1, None)
