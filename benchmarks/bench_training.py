@@ -14,6 +14,9 @@ boundary at or past the chunk's size, and the time is divided by the steps it ac
 - CartPole-v1: fast_ppo on Gymnasium's native ``CartPoleVectorEnv`` and on a
   ``SyncVectorEnv`` of ``rlbench/CartPole-v1``, SB3 PPO (rl-zoo's hyperparameters) on the
   ``SyncVectorEnv`` (SB3 cannot use the native one: it resets ``NEXT_STEP`` only);
+- HalfCheetah-v5 (``training_throughput_mujoco``): the zoo's fast_ppo entry (CleanRL's
+  ``ppo_continuous_action`` settings on 8 envs) beside SB3 PPO with rl-zoo's tuned entry (one
+  env, 20 epochs of batch-64 updates), both on the card's ``SyncVectorEnv``;
 - QuadHover-v0: fast_ppo on the batched NumPy backend with 1 and 2 torch threads, SB3 PPO on
   the batched backend (32 envs, ``VectorEnvToSB3``) and on Gymnasium's ``SyncVectorEnv`` over
   8 PyBullet envs (SB3 defaults, as ``ppo.yaml``). A call trains at least one whole rollout,
@@ -59,7 +62,7 @@ from gymnasium.vector import AutoresetMode
 import rlbench_suite  # noqa: F401  (registers the rlbench/ ids)
 from benchmarks.harness import Case, Comparison, Settings, Timed, Variant, benchmark
 
-CARTPOLE, QUAD = "rlbench/CartPole-v1", "rlbench/QuadHover-v0"
+CARTPOLE, QUAD, CHEETAH = "rlbench/CartPole-v1", "rlbench/QuadHover-v0", "rlbench/HalfCheetah-v5"
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
 
@@ -313,6 +316,28 @@ def training_throughput(settings: Settings) -> list[Case]:
             clock="wall",
             warmup=False,  # an SB3 call is a whole rollout either way
         ),
+    ]
+
+
+@benchmark("training_throughput_mujoco")
+def training_throughput_mujoco(settings: Settings) -> list[Case]:
+    """Env-steps/s including updates on HalfCheetah: the zoo's fast_ppo entry (CleanRL's
+    settings, 8 envs) beside SB3 PPO with rl-zoo's tuned entry (1 env), both SyncVectorEnv."""
+    quick = settings.quick
+    fast, sb3 = "fast_ppo SyncVectorEnv x8", "sb3 ppo (rl-zoo) SyncVectorEnv x1"
+    fast_kw, sb3_kw = ({"num_steps": 64}, {"n_steps": 64}) if quick else ({}, {})
+    return [
+        Case(
+            env="HalfCheetah-v5",
+            variants=[
+                Variant(fast, lambda: FastPPO(card_sync(CHEETAH), CHEETAH, **fast_kw)),
+                Variant(sb3, lambda: SB3PPO(card_sync(CHEETAH), CHEETAH, **sb3_kw)),
+            ],
+            comparisons=[Comparison(fast, sb3)],
+            work_per_round=512 if quick else 4_096,
+            rounds=1 if quick else 3,
+            clock="wall",
+        )
     ]
 
 

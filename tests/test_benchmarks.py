@@ -70,6 +70,7 @@ def test_json_rows(quick_run):
         "cpu_burn",
         "training_throughput",
         "training_throughput_families",
+        "training_throughput_mujoco",
         "time_to_solve_cartpole",
         "time_to_solve_quadhover",
         "dataset_write",
@@ -194,8 +195,12 @@ def test_training_rows(quick_run):
         ("QuadHover-v0", "sb3 ppo numpy batched x32", "sb3 ppo SyncVectorEnv pybullet x8"),
         ("QuadHover-v0", fast_quad, "fast_ppo numpy batched, 2 threads"),
     }
+    mujoco = {(env, s, p) for b, env, s, p in rows if b == "training_throughput_mujoco"}
+    assert mujoco == {
+        ("HalfCheetah-v5", "fast_ppo SyncVectorEnv x8", "sb3 ppo (rl-zoo) SyncVectorEnv x1")
+    }
     for key, row in rows.items():
-        if key[0] == "training_throughput":
+        if key[0] in ("training_throughput", "training_throughput_mujoco"):
             _check_rates(row)
             assert row["unit"] == "steps" and row["clock"] == "wall"
             assert row["subject_detail"]["steps"] > 0 and row["peer_detail"]["steps"] > 0
