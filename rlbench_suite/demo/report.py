@@ -8,8 +8,10 @@ of work, so a log reads as plainly as the screen.
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -37,17 +39,33 @@ class Reporter:
 
     console: Console
     total: int
-    made: list[str] = field(default_factory=list)
-    """Every "made" line so far (shown again when the demo is interrupted)."""
+    interrupted: bool = False
+    """Set by :meth:`watch_interrupts`' handler: an error after Ctrl-C is the interruption
+    (a signal landing in a C extension's import can surface as an ImportError)."""
+
+    @contextlib.contextmanager
+    def watch_interrupts(self) -> Iterator[None]:
+        """Ctrl-C raises KeyboardInterrupt as usual, and is remembered (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: object) -> None:
+            self.interrupted = True
+            signal.default_int_handler(signum, frame)
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def say(self, text: str, style: str | None = None) -> None:
         self.console.print(text, style=style, soft_wrap=True, highlight=False, markup=False)
 
     def made_here(self, what: str, where: object) -> None:
-        """One line saying what was made and where, remembered for an interruption."""
-        line = f"  made: {what}: {where}"
-        self.made.append(line.strip())
-        self.say(line)
+        """One line saying what was made and where."""
+        self.say(f"  made: {what}: {where}")
 
     @contextlib.contextmanager
     def step(self, number: int, title: str) -> Iterator[None]:
@@ -63,6 +81,8 @@ class Reporter:
         except KeyboardInterrupt:
             raise DemoInterrupted(where) from None
         except Exception as exc:
+            if self.interrupted:
+                raise DemoInterrupted(where) from None
             raise DemoError(f"{where} failed: {one_line(exc)}") from exc
 
     @contextlib.contextmanager

@@ -276,13 +276,14 @@ def run_demo(options: DemoOptions, console: Console) -> Demo:
     demo = Demo(options, Reporter(console, total))
     sock = bind(options.host, options.port, demo.out) if options.serve else None
     try:
-        demo.out.say(f"rlbench demo: everything it makes goes under {options.data_dir}",
-                     style="bold")
-        steps = [step_database, step_baselines, step_dataset, step_quad, step_verify,
-                 step_summary]  # fmt: skip
-        for number, (title, step) in enumerate(zip(STEPS, steps, strict=False), start=1):
-            with demo.out.step(number, title):
-                step(demo)
+        with demo.out.watch_interrupts():
+            demo.out.say(f"rlbench demo: everything it makes goes under {options.data_dir}",
+                         style="bold")
+            steps = [step_database, step_baselines, step_dataset, step_quad, step_verify,
+                     step_summary]  # fmt: skip
+            for number, (title, step) in enumerate(zip(STEPS, steps, strict=False), start=1):
+                with demo.out.step(number, title):
+                    step(demo)
         if sock is not None:
             with demo.out.step(total, STEPS[-1]):
                 serve(demo, sock)
