@@ -50,7 +50,7 @@ class DemoOptions:
 
 
 @dataclass
-class Entry:
+class Evaluated:
     """One evaluated policy: the summary table's row."""
 
     card: EnvCard
@@ -69,7 +69,7 @@ class Demo:
     out: Reporter
     factory: object = None
     url: str = ""
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[Evaluated] = field(default_factory=list)
     verifier: board.Verifier | None = None
 
 
@@ -135,7 +135,7 @@ def score_text(result: Result) -> str:
 
 
 def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result,
-           path: Path, method: str | None = None) -> Entry:  # fmt: skip
+           path: Path, method: str | None = None) -> Evaluated:  # fmt: skip
     """Store ``result`` in the leaderboard and queue its ONNX policy for verification."""
     from rlbench_suite.policies.specs import artifact_of
 
@@ -144,7 +144,7 @@ def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result,
     demo.out.say(f"  {card.id}: {score_text(result)}; {state} result #{stored.result_id} "
                  f"({stored.method})")  # fmt: skip
     demo.out.made_here(f"{card.id} result", path)
-    entry = Entry(card, label, result, stored)
+    entry = Evaluated(card, label, result, stored)
     artifact = artifact_of(policy)
     if artifact is not None and artifact.suffix == ".onnx":
         entry.job = board.queue_verification(demo.factory, stored, artifact)

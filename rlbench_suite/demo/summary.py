@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench_suite.demo.board import ranked
 
 if TYPE_CHECKING:
-    from rlbench_suite.demo.run import Entry
+    from rlbench_suite.demo.run import Evaluated
 
 
 def interval(estimate: Any) -> str:
@@ -16,7 +16,8 @@ def interval(estimate: Any) -> str:
     return f"{get('point'):.3g} [{get('low'):.3g}, {get('high'):.3g}]"
 
 
-def summary_rows(factory: Any, entries: list[Entry]) -> tuple[list[tuple[str, ...]], list[str]]:
+def summary_rows(factory: Any,
+                 entries: list[Evaluated]) -> tuple[list[tuple[str, ...]], list[str]]:  # fmt: skip
     """The table's rows (env, baseline, IQM [95% CI], over what, verified) and its notes
     (why a result is not verified; which scale a row is on when not the normalized score)."""
     rows, notes = [], []
