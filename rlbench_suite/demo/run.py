@@ -14,6 +14,7 @@ from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.demo import board
+from rlbench_suite.demo.quad import import_pybullet_quietly
 from rlbench_suite.demo.report import DemoError, Reporter
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.paths import datasets_dir, leaderboard_dir, result_file
@@ -209,7 +210,7 @@ def step_dataset(demo: Demo) -> None:
 
 
 def step_quad(demo: Demo) -> None:
-    from rlbench_suite.demo.quad import DEMO_SEED, QUAD_ID, import_pybullet_quietly, train_quad
+    from rlbench_suite.demo.quad import DEMO_SEED, QUAD_ID, train_quad
 
     card = get_card(QUAD_ID)
     seconds = demo.options.train_seconds or (
@@ -228,7 +229,6 @@ def step_quad(demo: Demo) -> None:
                  f" ({run.stopped}); kept the snapshot at {run.best.steps:,} steps")
     demo.out.made_here("quadrotor policy (ONNX and its sidecar)", run.policy)
     policy = f"onnx:{run.policy}"
-    import_pybullet_quietly()
     (folder / "result.json.episodes.jsonl").unlink(missing_ok=True)
     result, how = evaluate_shown(demo, card, policy, folder / "result.json")
     success = result.aggregates["success_rate"]
@@ -277,6 +277,7 @@ def run_demo(options: DemoOptions, console: Console) -> Demo:
     sock = bind(options.host, options.port, demo.out) if options.serve else None
     try:
         with demo.out.watch_interrupts():
+            import_pybullet_quietly()  # its banner would land among the steps' output
             demo.out.say(f"rlbench demo: everything it makes goes under {options.data_dir}",
                          style="bold")
             steps = [step_database, step_baselines, step_dataset, step_quad, step_verify,
