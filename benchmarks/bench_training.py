@@ -61,6 +61,7 @@ from gymnasium.vector import AutoresetMode
 
 import rlbench_suite  # noqa: F401  (registers the rlbench/ ids)
 from benchmarks.harness import Case, Comparison, Settings, Timed, Variant, benchmark
+from rlbench_suite.evaluation.batched import evaluate_vector
 
 CARTPOLE, QUAD, CHEETAH = "rlbench/CartPole-v1", "rlbench/QuadHover-v0", "rlbench/HalfCheetah-v5"
 SAME_STEP = {"autoreset_mode": AutoresetMode.SAME_STEP}
@@ -342,27 +343,6 @@ def training_throughput_mujoco(settings: Settings) -> list[Case]:
 
 
 # -- time to solve -----------------------------------------------------------------------------
-
-
-def evaluate_vector(
-    make_envs: Callable[[int], gym.vector.VectorEnv], act: Callable[[np.ndarray], np.ndarray],
-    seeds: list[int],
-) -> dict[str, float]:  # fmt: skip
-    """Mean return and success rate of one deterministic episode per seed, all at once."""
-    envs = make_envs(len(seeds))
-    try:
-        obs, _ = envs.reset(seed=list(seeds))
-        alive = np.ones(len(seeds), bool)
-        returns, success = np.zeros(len(seeds)), np.zeros(len(seeds), bool)
-        while alive.any():
-            obs, reward, terminated, truncated, info = envs.step(act(obs))
-            returns += np.where(alive, reward, 0.0)
-            if "success" in info:
-                success |= alive & info["_success"] & np.asarray(info["success"], bool)
-            alive &= ~(np.asarray(terminated) | np.asarray(truncated))
-        return {"mean_return": float(returns.mean()), "success_rate": float(success.mean())}
-    finally:
-        envs.close()
 
 
 def _next_step(env_id: str, **kwargs: Any) -> Callable[[int], gym.vector.VectorEnv]:

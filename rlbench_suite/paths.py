@@ -1,8 +1,9 @@
 """Where the suite writes by default: one data directory for results, runs and datasets.
 
 ``RLBENCH_DATA_DIR`` if set, else the platform's user data directory for ``rlbench-suite``
-(``~/.local/share/rlbench-suite`` on Linux). Commands print every path they write, and each
-takes an explicit ``--out`` too; nothing is written into the current folder unasked.
+(``~/.local/share/rlbench-suite`` on Linux); each folder function takes another data
+directory as ``root`` (``rlbench demo --data-dir``). Commands print every path they write,
+and each takes an explicit ``--out`` too; nothing is written into the current folder unasked.
 """
 
 from __future__ import annotations
@@ -23,22 +24,30 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("rlbench-suite"))
 
 
-def results_dir() -> Path:
+def results_dir(root: Path | None = None) -> Path:
     """Default folder of ``rlbench eval`` results: ``<data dir>/results``."""
-    return data_dir() / "results"
+    return (root or data_dir()) / "results"
 
 
-def leaderboard_dir() -> Path:
+def result_file(namespace: str, name: str, policy: str, protocol_hash: str,
+                root: Path | None = None) -> Path:  # fmt: skip
+    """Where ``rlbench eval`` (and the demo) write a result by default:
+    ``<results dir>/<namespace>/<env name>/<policy>-<protocol hash>.json``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)[:60]
+    return results_dir(root) / namespace / name / f"{safe}-{protocol_hash[:12]}.json"
+
+
+def leaderboard_dir(root: Path | None = None) -> Path:
     """Default folder of the leaderboard's embedded database: ``<data dir>/leaderboard``."""
-    return data_dir() / "leaderboard"
+    return (root or data_dir()) / "leaderboard"
 
 
-def runs_dir() -> Path:
+def runs_dir(root: Path | None = None) -> Path:
     """Default folder of training runs: ``<data dir>/runs``."""
-    return data_dir() / "runs"
+    return (root or data_dir()) / "runs"
 
 
-def datasets_dir() -> Path:
+def datasets_dir(root: Path | None = None) -> Path:
     """The dataset cache: ``<data dir>/datasets`` (a Minari data path: ``MINARI_DATASETS_PATH``
     set to it lets ``minari.load_dataset`` read the suite's datasets)."""
-    return data_dir() / "datasets"
+    return (root or data_dir()) / "datasets"

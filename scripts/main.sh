@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: set up, list the catalog and check every environment.
+# The main job: set up, then `rlbench demo`: the shipped baselines evaluated on a quick suite,
+# a dataset through a local mirror, the fast quadrotor trained and flown on PyBullet, every
+# Result verified and ranked on the embedded leaderboard, then its site served until Ctrl-C.
+# Extra arguments go to `rlbench demo` (e.g. --no-serve, --data-dir DIR, --port N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/rlbench list
-.venv/bin/rlbench check
+exec .venv/bin/rlbench demo "$@"

@@ -104,3 +104,8 @@ def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
         assert (out / "environments" / f"{env_page_text.family_page(family)}.html").is_file()
     api = (out / "api" / "core.html").read_text()
     assert "EnvCard" in api and "normalized_score" in api
+    datasets = (out / "api" / "datasets.html").read_text()
+    assert "rlbench_suite.datasets.remotes.download" in datasets and "DatasetServer" in datasets
+    leaderboard = (out / "api" / "leaderboard.html").read_text()
+    assert "rlbench_suite.leaderboard.store.accept_result" in leaderboard
+    assert "rank_env" in leaderboard and "run_pending" in leaderboard

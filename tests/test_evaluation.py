@@ -224,3 +224,27 @@ def test_stochastic_sb3_policy_is_identical_across_workers(tmp_path):
     two = evaluate("rlbench/CartPole-v1", f"sb3:{path}", protocol, workers=2)
     assert _per_episode(one) == _per_episode(two)
     assert one.policy["artifact_sha256"] and one.policy["kind"] == "sb3"
+
+
+def test_evaluate_vector_scores_one_episode_per_seed_as_single_envs_do():
+    import gymnasium as gym
+
+    from rlbench_suite.evaluation.batched import evaluate_vector
+
+    def left(obs):
+        return np.zeros(len(obs), dtype=np.int64)
+
+    seeds = [1_000_000, 1_000_001, 1_000_002]
+    score = evaluate_vector(lambda n: gym.make_vec("rlbench/CartPole-v1", n,
+                                                   vectorization_mode="sync"), left, seeds)
+    single = []
+    for seed in seeds:
+        env = gym.make("rlbench/CartPole-v1")
+        env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            _, reward, terminated, truncated, _ = env.step(0)
+            total, done = total + reward, terminated or truncated
+        single.append(total)
+    assert score == {"mean_return": float(np.mean(single)), "success_rate": 0.0}
+    assert 1 < score["mean_return"] < 50  # pushing left topples it within a few dozen steps

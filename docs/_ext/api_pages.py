@@ -19,6 +19,11 @@ PACKAGES = {
     "rlbench_suite.policies": "The Policy protocol, its adapters and `--policy` strings.",
     "rlbench_suite.evaluation": "The evaluation harness and analysis.",
     "rlbench_suite.baselines": "Training, tuning, the zoo.",
+    "rlbench_suite.datasets": "Offline datasets: building, storage, loading, the cache, "
+    "remotes and downloads, the mirror.",
+    "rlbench_suite.leaderboard": "The leaderboard: database, storing and ranking results, "
+    "verification, the site and API.",
+    "rlbench_suite.demo": "`rlbench demo`: the whole suite at work in one command.",
 }
 TOP_LEVEL = {
     "rlbench_suite": "Registering the cards, `make_multiagent`, `register_cards`.",
@@ -72,6 +77,21 @@ def write(out: Path) -> dict[str, int]:
     return write_pages(out, pages())
 
 
+def import_all() -> None:
+    """Import every documented module before autodoc reads any: documenting a pydantic model
+    with ``extra="allow"``, autodoc writes a string into ``pydantic.BaseModel.__annotations__``
+    (``'Dict[str, Any] | None'`` for ``__pydantic_extra__``) that pydantic cannot resolve, so
+    a model of that kind defined afterwards (FastAPI's, the leaderboard's) fails to build."""
+    for package in [*PACKAGES, *TOP_LEVEL]:
+        for module in modules_of(package) if package in PACKAGES else [package]:
+            importlib.import_module(module)
+
+
+def _on_builder_inited(app: Any) -> None:
+    import_all()
+    write(Path(app.srcdir) / "api")
+
+
 def setup(app: Any) -> dict[str, Any]:
-    app.connect("builder-inited", lambda app: write(Path(app.srcdir) / "api"))
+    app.connect("builder-inited", _on_builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

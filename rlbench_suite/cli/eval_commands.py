@@ -16,7 +16,7 @@ from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import BACKENDS
-from rlbench_suite.paths import results_dir
+from rlbench_suite.paths import result_file
 from rlbench_suite.policies import POLICY_SPECS_TEXT
 from rlbench_suite.policies.names import display_name
 
@@ -45,12 +45,6 @@ def _parse_seeds(text: str | None) -> list[int] | None:
     if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise fail(f"--seeds {text!r} has negative or repeated seeds: give {accepted}")
     return seeds
-
-
-def _default_out(card: EnvCard, policy: str, protocol_hash: str) -> Path:
-    """``<data dir>/results/<namespace>/<env name>/<policy>-<protocol hash>.json``."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in policy)[:60]
-    return results_dir() / card.namespace / card.name / f"{safe}-{protocol_hash[:12]}.json"
 
 
 def run_evaluation(
@@ -128,7 +122,7 @@ def eval_command(
         )  # fmt: skip
     except (UnknownEnvError, ValueError) as exc:
         raise fail(exc) from None
-    out = out or _default_out(card, policy, protocol.hash)
+    out = out or result_file(card.namespace, card.name, policy, protocol.hash)
     result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
     console.print(f"result written to {out}")

@@ -38,18 +38,11 @@ def database_url(db: str | None) -> str:
     return db or os.environ.get(DB_ENV_VAR) or sqlite_url(leaderboard_dir())
 
 
-def shown_url(url: str) -> str:
-    """``url`` with any password hidden."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
-
-
 def open_database(db: str | None, sync: bool = True):
     """Migrate the database (and sync the cards); a session factory, or a clean error."""
     from sqlalchemy.exc import OperationalError
 
-    from rlbench_suite.leaderboard.db import DatabaseURLError
+    from rlbench_suite.leaderboard.db import DatabaseURLError, shown_url
     from rlbench_suite.leaderboard.startup import prepare_database
 
     url = database_url(db)
@@ -72,6 +65,7 @@ def init(db: DbOption = None) -> None:
     """Create (or migrate) the database and sync the environments and suites from the cards."""
     from sqlalchemy import func, select
 
+    from rlbench_suite.leaderboard.db import shown_url
     from rlbench_suite.leaderboard.models import Environment, Suite
 
     factory, url = open_database(db)
@@ -91,7 +85,7 @@ def migrate(
     revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
 ) -> None:
     """Bring the database's schema to a revision (default: the newest)."""
-    from rlbench_suite.leaderboard.db import DatabaseURLError, make_engine
+    from rlbench_suite.leaderboard.db import DatabaseURLError, make_engine, shown_url
     from rlbench_suite.leaderboard.migrate import current_revision, upgrade
 
     url = database_url(db)
@@ -148,6 +142,7 @@ def serve(
     import uvicorn
 
     from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.db import shown_url
     from rlbench_suite.leaderboard.importer import import_files, result_files
     from rlbench_suite.resources import content_dir
 

@@ -39,6 +39,11 @@ def normalize_url(url: str) -> str:
     return url
 
 
+def shown_url(url: str) -> str:
+    """``url`` with any password hidden (for messages)."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")

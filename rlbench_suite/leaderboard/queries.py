@@ -1,4 +1,5 @@
-"""Reading the database for the ranking and the pages: stored results as ranking :class:`Run`s."""
+"""Reading the database for the ranking and the pages: stored results as ranking
+:class:`Run` records."""
 
 from __future__ import annotations
 

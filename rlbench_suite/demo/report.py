@@ -1,0 +1,106 @@
+"""What the demo prints: numbered steps, what each made and where, progress bars, tables.
+
+On a terminal the progress bars are rich's; written to a pipe or a file there are no bars
+and no colours (rich writes no ANSI codes to a non-terminal), only a line per finished piece
+of work, so a log reads as plainly as the screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+class DemoError(RuntimeError):
+    """A step of the demo failed; the message names the step and says why, on one line."""
+
+
+class DemoInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a step; the message names the step."""
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: message`` on one line (the type left out for the suite's own clear errors)."""
+    text = " ".join(str(error).split()) or "(no message)"
+    plain = isinstance(error, (ValueError, LookupError, OSError, DemoError))
+    return text if plain else f"{type(error).__name__}: {text}"
+
+
+@dataclass
+class Reporter:
+    """Prints the demo's steps on ``console``; ``total`` is the number of steps."""
+
+    console: Console
+    total: int
+    interrupted: bool = False
+    """Set by :meth:`watch_interrupts`' handler: an error after Ctrl-C is the interruption
+    (a signal landing in a C extension's import can surface as an ImportError)."""
+
+    @contextlib.contextmanager
+    def watch_interrupts(self) -> Iterator[None]:
+        """Ctrl-C raises KeyboardInterrupt as usual, and is remembered (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: object) -> None:
+            self.interrupted = True
+            signal.default_int_handler(signum, frame)
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def say(self, text: str, style: str | None = None) -> None:
+        self.console.print(text, style=style, soft_wrap=True, highlight=False, markup=False)
+
+    def made_here(self, what: str, where: object) -> None:
+        """One line saying what was made and where."""
+        self.say(f"  made: {what}: {where}")
+
+    @contextlib.contextmanager
+    def step(self, number: int, title: str) -> Iterator[None]:
+        """A step's header; an exception inside becomes a :class:`DemoError` naming it, and
+        Ctrl-C a :class:`DemoInterrupted`."""
+        where = f"step {number}/{self.total} ({title})"
+        self.console.print()
+        self.say(f"[{number}/{self.total}] {title}", style="bold")
+        try:
+            yield
+        except (DemoError, DemoInterrupted):
+            raise
+        except KeyboardInterrupt:
+            raise DemoInterrupted(where) from None
+        except Exception as exc:
+            if self.interrupted:
+                raise DemoInterrupted(where) from None
+            raise DemoError(f"{where} failed: {one_line(exc)}") from exc
+
+    @contextlib.contextmanager
+    def progress(self, description: str, total: float | None,
+                 *fields: str) -> Iterator[Callable[..., None]]:  # fmt: skip
+        """A bar on a terminal (none when piped); yields ``update(completed, **fields)``."""
+        columns = [TextColumn(f"{{task.fields[{name}]}}") for name in fields]
+        with Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      *columns, TimeElapsedColumn(), console=self.console,
+                      disable=not self.console.is_terminal) as bar:  # fmt: skip
+            task = bar.add_task(description, total=total, **{name: "" for name in fields})
+            yield lambda completed, **values: bar.update(task, completed=completed, **values)
+
+    def table(self, title: str, columns: list[str], rows: list[tuple[str, ...]]) -> None:
+        """A table whose cells are never cut (a piped console is wide; see ``cli.common``)."""
+        table = Table(title=title, title_justify="left")
+        for name in columns:
+            table.add_column(name, no_wrap=True, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        self.console.print(table)

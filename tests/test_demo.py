@@ -1,0 +1,220 @@
+"""``rlbench demo``: the quick run end to end (its summary table, the rows in its database,
+the dataset it downloaded), a second run serving the site, and its errors: a failing step,
+a taken port, an unknown dataset, Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.dataset_cards import get_dataset_card
+from rlbench_suite.core.metrics import interval_estimates
+from rlbench_suite.core.result import load_result
+from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
+from rlbench_suite.demo.run import DEFAULT_DATASET
+from rlbench_suite.demo.suite import committed_baselines, quick_suite
+from rlbench_suite.demo.summary import interval
+from rlbench_suite.evaluation import default_protocol
+from rlbench_suite.policies.core import file_sha256
+
+ROOT = Path(__file__).resolve().parents[1]
+QUAD = "rlbench/QuadHover-v0"
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env.pop("COLUMNS", None)  # piped: one wide line per table row
+    return env
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rlbench_suite.cli", "demo", *args]
+
+
+def run_demo(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(_command(*args), capture_output=True, text=True, timeout=timeout,
+                          env=_env(), cwd=ROOT)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    data = tmp_path_factory.mktemp("demo") / "data"
+    done = run_demo("--quick", "--no-serve", "--data-dir", str(data))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return data, done
+
+
+def table_rows(stdout: str) -> dict[str, list[str]]:
+    """The summary table's rows by env id (cells split on rich's vertical bars)."""
+    rows = {}
+    for line in stdout.split("The demo's results on the leaderboard", 1)[1].splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) == 5 and cells[0].startswith("rlbench/"):
+            rows[cells[0]] = cells
+    return rows
+
+
+def stored(data: Path) -> list[dict]:
+    engine = create_engine(f"sqlite:///{data / 'leaderboard' / 'leaderboard.sqlite'}")
+    with engine.connect() as connection:
+        rows = connection.execute(text(
+            "SELECT r.id, r.env_id, r.protocol_hash, r.verification, r.artifact_sha256, "
+            "r.episodes, m.name AS method FROM results r JOIN methods m ON m.id = r.method_id"))
+        return [dict(row._mapping) for row in rows]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_summary_table_has_every_picked_baseline_and_the_trained_quadrotor(quick):
+    _, done = quick
+    rows = table_rows(done.stdout)
+    picks = quick_suite(1)
+    assert {p.card.family for p in picks} == {p.card.family for p in committed_baselines()}
+    assert set(rows) == {p.card.id for p in picks} | {QUAD}
+    for pick in picks:
+        _, baseline, score, over, verified = rows[pick.card.id]
+        assert baseline == pick.policy
+        assert re.fullmatch(r"-?[\d.e+-]+ \[-?[\d.e+-]+, -?[\d.e+-]+\]", score), score
+        assert re.fullmatch(r"\d+ runs, \d+ verified", over), over
+        assert verified in ("yes", "no")
+    assert rows[QUAD][1].startswith("demo fast_ppo") and rows[QUAD][4] == "yes"
+    assert "every evaluation ran its card's full protocol" in done.stdout
+    assert "\x1b[" not in done.stdout  # piped: no ANSI codes
+
+
+@pytest.mark.slow
+def test_the_database_holds_the_results_verified_as_the_table_says(quick):
+    data, done = quick
+    rows, results = table_rows(done.stdout), stored(data)
+    ids = {int(n) for n in re.findall(r"stored as result #(\d+)", done.stdout)}
+    mine = {r["env_id"]: r for r in results if r["id"] in ids}
+    assert set(mine) == set(rows)
+    for env_id, row in mine.items():
+        card = get_card(env_id)
+        assert row["protocol_hash"] == default_protocol(card).hash  # the card's protocol
+        assert row["episodes"] == card.evaluation.episodes
+        assert (row["verification"] == "verified") == (rows[env_id][4] == "yes")
+    for pick in quick_suite(1):  # the worker's own verified rows sit beside the demo's
+        row = mine[pick.card.id]
+        if row["verification"] == "verified":
+            assert any(r["verification"] == "verified" and r["id"] != row["id"]
+                       and r["artifact_sha256"] == row["artifact_sha256"] for r in results)
+    imported = [r for r in results if r["id"] not in ids and r["method"].startswith("zoo-")]
+    assert len(imported) >= len(list(ROOT.glob("baselines/results/*/*/seed-*/result.json")))
+
+
+@pytest.mark.slow
+def test_the_quadrotor_row_is_the_iqm_over_its_episodes(quick):
+    data, done = quick
+    result = load_result(data / "demo" / "quad" / "result.json")
+    card = get_card(QUAD)
+    assert result.env_id == QUAD and "success_rate" in result.aggregates
+    values = normalized_values(card, result.returns, result.successes)
+    estimate = interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS,
+                                  random_state=BOOTSTRAP_SEED)["iqm"]  # fmt: skip
+    row = table_rows(done.stdout)[QUAD]
+    assert row[2] == interval(estimate)
+    assert row[3] == f"{len(result.returns)} episodes of 1 run"
+    assert (data / "demo" / "quad" / "policy.onnx.meta.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_dataset_was_downloaded_from_the_local_mirror_with_the_right_hashes(quick):
+    data, done = quick
+    card = get_dataset_card(DEFAULT_DATASET)
+    folder = Path(re.search(r"made: \S+ in a fresh cache: (.+)", done.stdout)[1].strip())
+    assert folder == data.resolve() / "demo" / "downloads" / card.id
+    printed = re.findall(rf"{re.escape(card.id)} (\S+): (\d+) bytes, sha256 ([0-9a-f]{{64}})",
+                         done.stdout)  # fmt: skip
+    assert {p for p, _, _ in printed} == {f.path for f in card.files}
+    same_bytes = "writes other bytes" not in done.stdout
+    for path, size, sha in printed:
+        file = folder / path
+        assert file.stat().st_size == int(size) and file_sha256(file) == sha
+        if same_bytes:
+            assert sha == next(f.sha256 for f in card.files if f.path == path)
+    assert re.search(r"served at http://127\.0\.0\.1:\d+ ", done.stdout)
+
+
+@pytest.mark.slow
+def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(quick, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(quick[0], data)
+    process = subprocess.Popen(_command("--quick", "--port", "0", "--data-dir", str(data)),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env(), cwd=ROOT)  # fmt: skip
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            found = re.search(r"the leaderboard site: (http://127\.0\.0\.1:\d+/)", line)
+            if found:
+                page = httpx.get(found[1] + f"envs/{QUAD}", timeout=30)
+                assert page.status_code == 200 and "demo-fast_ppo" in page.text
+                process.send_signal(signal.SIGINT)
+                break
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    stdout = "".join(lines) + out
+    assert process.returncode == 0, stdout[-2000:] + err[-2000:]
+    assert "stopped serving" in stdout
+    assert stdout.count("kept from an earlier demo") == len(quick_suite(1))
+
+
+def test_a_failing_step_is_named_on_one_line(tmp_path):
+    done = run_demo("--quick", "--no-serve", "--data-dir", str(tmp_path), "--db", "mysql://x/y")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        "error: step 1/6 (the leaderboard database) failed: unsupported database 'mysql'; "
+        "accepted: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3)"
+    ]
+
+
+def test_a_taken_port_is_refused_before_any_work(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_demo("--quick", "--port", str(port), "--data-dir", str(tmp_path / "d"))
+    assert done.returncode == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in done.stderr and "--no-serve" in done.stderr
+    assert "[1/" not in done.stdout and not (tmp_path / "d").exists()
+
+
+def test_an_unknown_dataset_is_refused_with_the_closest_ids(tmp_path):
+    done = run_demo("--no-serve", "--data-dir", str(tmp_path), "--dataset",
+                    "rlbench/CartPole-rando-v0")  # fmt: skip
+    assert done.returncode == 2
+    assert "rlbench/CartPole-random-v0" in done.stderr and done.stderr.startswith("error:")
+
+
+@pytest.mark.slow
+def test_ctrl_c_names_the_step_it_stopped(tmp_path):
+    process = subprocess.Popen(_command("--quick", "--no-serve", "--data-dir", str(tmp_path)),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env(), cwd=ROOT)  # fmt: skip
+    try:
+        for line in process.stdout:
+            if line.startswith("[2/6]"):
+                time.sleep(0.5)
+                process.send_signal(signal.SIGINT)
+                break
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "interrupted during step 2/6 (the shipped baselines on a quick suite)" in err
+    assert str(tmp_path) in err
