@@ -320,13 +320,14 @@ def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 12
 
 
 @contextlib.contextmanager
-def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process)."""
+def live_server(url: str, script: str = SERVER_SCRIPT) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process).
+    ``script`` is run with the database URL and the port as its arguments."""
     import sys
 
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, url, str(port)],
+        [sys.executable, "-c", script, url, str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -19,6 +19,7 @@ from rlbench_suite.leaderboard.db import make_engine, session_factory
 from rlbench_suite.leaderboard.migrate import current_revision, head_revision, upgrade
 from rlbench_suite.leaderboard.models import Environment, Method, Result
 from rlbench_suite.leaderboard.queries import env_card
+from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.leaderboard.store import (
     accept_result,
     default_method_name,
@@ -239,3 +240,30 @@ def test_listing_results_never_reads_the_result_json(app_client):
     assert len(listed) == len(ZOO_RESULTS) and page.status_code == 200
     reads = [s for s in statements if "FROM results" in s]
     assert reads and not [s for s in reads if re.search(r"results\.document\b", s)]
+
+
+def test_cached_responses_follow_every_change(app_client, random_results):
+    """Whole GET responses are served from the cache until a change, then computed again."""
+    client, factory, alice, _ = app_client
+    cache = client.app.middleware_stack  # built on the first request
+    client.get("/api/results")
+    while not isinstance(cache, ResponseCache):
+        cache = cache.app
+    first = client.get("/api/results?limit=500").json()
+    page = client.get("/envs/rlbench/CartPole-v1").text
+    hits = cache.hits
+    assert client.get("/api/results?limit=500").json() == first
+    assert client.get("/envs/rlbench/CartPole-v1").text == page
+    assert cache.hits == hits + 2
+    doc = json.loads(random_results[0].read_text())
+    posted = client.post(
+        "/api/results?method=late-arrival", json=doc, headers={"Authorization": f"Bearer {alice}"}
+    )
+    assert posted.status_code == 201
+    after = client.get("/api/results?limit=500").json()
+    assert len(after) == len(first) + 1 and after[0]["method"] == "late-arrival"
+    assert "late-arrival" in client.get("/envs/rlbench/CartPole-v1").text
+    with factory.begin() as session:  # an edit through the ORM, outside the server
+        method = session.scalar(select(Method).where(Method.name == "late-arrival"))
+        method.family = "evolution-strategies"
+    assert "evolution-strategies" in client.get("/envs/rlbench/CartPole-v1").text

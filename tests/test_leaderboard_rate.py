@@ -4,8 +4,6 @@ the database, on SQLite and PostgreSQL, by two app instances and by two uvicorn 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 
 import httpx
 import pytest
@@ -16,7 +14,7 @@ from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
 from rlbench_suite.leaderboard.startup import prepare_database
 from rlbench_suite.leaderboard.tokens import create_token
-from tests.leaderboard_support import _free_port, leaderboard_cards, wait_until_serving
+from tests.leaderboard_support import leaderboard_cards, live_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -93,22 +91,6 @@ async def _burst(bases: list[str], token: str, n: int) -> list[int]:
 
 def test_two_server_processes_enforce_one_budget_under_concurrency(database):
     url, _, tokens = database
-    processes, bases = [], []
-    try:
-        for _ in range(2):
-            port = _free_port()
-            process = subprocess.Popen(
-                [sys.executable, "-c", SERVER, url, str(port)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            processes.append(process)
-            bases.append(f"http://127.0.0.1:{port}")
-            wait_until_serving(bases[-1], process)
-        statuses = asyncio.run(_burst(bases, tokens["alice"][1], 30))
-    finally:
-        for process in processes:
-            process.kill()
-            process.wait(timeout=30)
+    with live_server(url, SERVER) as (first, _), live_server(url, SERVER) as (second, _):
+        statuses = asyncio.run(_burst([first, second], tokens["alice"][1], 30))
     assert sorted(statuses) == [422] * 10 + [429] * 20

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.leaderboard import api, pages, views
 from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
+from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
 
 
@@ -27,6 +28,7 @@ def create_app(factory: sessionmaker[Session], limits: Limits | None = None) -> 
     app.state.factory = factory
     app.state.limits = limits
     app.state.rate = SubmissionRate(limits.submissions_per_minute, factory)
+    app.add_middleware(ResponseCache, factory=factory)
     app.add_middleware(RefuseNulInURL)
     app.include_router(api.router)
     app.include_router(pages.router)

@@ -178,7 +178,7 @@ class Result(Base):
     return_mean: Mapped[float] = mapped_column(Float)
     primary_mean: Mapped[float] = mapped_column(Float)
     score: Mapped[float | None] = mapped_column(Float)
-    episode_scores: Mapped[list[float] | None] = mapped_column(JSON)
+    episode_scores: Mapped[list[float] | None] = mapped_column(JSON, deferred=True)
     budget_class: Mapped[str | None] = mapped_column(String(20), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -225,7 +225,7 @@ def _touched_envs(session: Session) -> set[str]:
     for obj in (*session.new, *session.dirty, *session.deleted):
         if isinstance(obj, Result):
             touched.add(obj.env_id)
-        elif isinstance(obj, Method) and obj not in session.new:
+        elif isinstance(obj, Method):  # pages list every method's family
             touched.add(_ALL)
         elif isinstance(obj, Environment) and obj not in session.new:
             touched.add(obj.id)
