@@ -42,14 +42,20 @@ def _as_postgres(args: list[str]) -> list[str]:
     return ["su", "postgres", "-c", " ".join(args)]
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """A PostgreSQL cluster on 127.0.0.1 for this test process; yields its server URL."""
+class PostgresUnavailable(RuntimeError):
+    """PostgreSQL cannot run here (not installed, or no user to run it as)."""
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 and a free port, under a temporary folder,
+    stopped and removed after; yields its server URL. :class:`PostgresUnavailable` where it
+    cannot run; RuntimeError (with its log) where it does not start."""
     bin_dir = _pg_bin()
     if bin_dir is None:
-        pytest.skip(
+        raise PostgresUnavailable(
             "PostgreSQL is not installed (scripts/setup.sh installs it as root: "
-            "apt-get install postgresql); the SQLite half of these tests still ran"
+            "apt-get install postgresql)"
         )
     if os.geteuid() == 0:
         try:
@@ -57,7 +63,9 @@ def postgres_server() -> Iterator[str]:
 
             pw = pwd.getpwnam("postgres")
         except KeyError:
-            pytest.skip("PostgreSQL is installed but there is no 'postgres' user to run it as")
+            raise PostgresUnavailable(
+                "PostgreSQL is installed but there is no 'postgres' user to run it as"
+            ) from None
     root = Path(tempfile.mkdtemp(prefix="rlbench-pg-"))
     data = root / "data"
     if os.geteuid() == 0:
@@ -95,7 +103,7 @@ def postgres_server() -> Iterator[str]:
     if started.returncode != 0:
         detail = log.read_text() if log.exists() else started.stderr
         shutil.rmtree(root, ignore_errors=True)
-        pytest.fail(f"PostgreSQL did not start: {detail[-2000:]}")
+        raise RuntimeError(f"PostgreSQL did not start: {detail[-2000:]}")
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}"
     finally:
@@ -105,6 +113,36 @@ def postgres_server() -> Iterator[str]:
             timeout=120,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+def create_database(server: str, name: str) -> str:
+    """A new database ``name`` on the cluster at ``server``; returns its URL."""
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(
+        f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+        isolation_level="AUTOCOMMIT",
+    )
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return f"{server}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster on 127.0.0.1 for this test process; yields its server URL."""
+    try:
+        cluster = postgres_cluster()
+        url = cluster.__enter__()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"{exc}; the SQLite half of these tests still ran")
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield url
+    finally:
+        cluster.__exit__(None, None, None)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -117,14 +155,13 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     from sqlalchemy import create_engine, text
 
     name = "lb_" + uuid.uuid4().hex[:12]
+    url = create_database(server, name)
     admin = create_engine(
         f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
         isolation_level="AUTOCOMMIT",
     )
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
     try:
-        yield f"{server}/{name}"
+        yield url
     finally:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
@@ -283,13 +320,14 @@ def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 12
 
 
 @contextlib.contextmanager
-def live_server(url: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process)."""
+def live_server(url: str, script: str = SERVER_SCRIPT) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The leaderboard served by uvicorn on 127.0.0.1 in a child process: (base URL, process).
+    ``script`` is run with the database URL and the port as its arguments."""
     import sys
 
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, url, str(port)],
+        [sys.executable, "-c", script, url, str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

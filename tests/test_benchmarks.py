@@ -75,6 +75,8 @@ def test_json_rows(quick_run):
         "time_to_solve_quadhover",
         "dataset_write",
         "dataset_sample",
+        "leaderboard_latency",
+        "leaderboard_verify",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
@@ -236,3 +238,30 @@ def test_training_family_rows(quick_run):
         assert row["subject_detail"]["steps"] > 0 and row["peer_detail"]["steps"] > 0
         shared = "shared_ppo" in row["env"]
         assert row["peer"] == ("sb3 + SuperSuit" if shared else "sb3 SyncVectorEnv")
+
+
+@pytest.mark.slow
+def test_leaderboard_rows(quick_run):
+    """bench_leaderboard.py: latency rows with their percentiles, the verification ratio."""
+    _, doc = quick_run
+    latency = [r for r in doc["rows"] if r["benchmark"] == "leaderboard_latency"]
+    pairs = {(r["subject"], r["peer"]) for r in latency}
+    assert ("SQLite env page", "SQLite static file") in pairs
+    assert pairs <= {
+        ("SQLite env page", "SQLite static file"),
+        ("SQLite GET /api/results", "SQLite static file"),
+        ("PostgreSQL env page", "SQLite env page"),
+        ("PostgreSQL GET /api/results", "SQLite GET /api/results"),
+    }
+    for row in latency:
+        _check_rates(row)
+        assert row["unit"] == "requests" and row["clock"] == "wall"
+        for detail in (row["subject_detail"], row["peer_detail"]):
+            assert detail["errors"] == 0 and detail["requests"] > 0
+            assert 0 < detail["p50_ms"] <= detail["p99_ms"] <= detail["max_ms"]
+            assert isinstance(detail["p99_goal_met"], bool)
+    (verify,) = [r for r in doc["rows"] if r["benchmark"] == "leaderboard_verify"]
+    _check_rates(verify)
+    assert verify["goal"] == 1.2 and isinstance(verify["met"], bool)
+    # the worker and `rlbench eval` played the same episodes
+    assert verify["subject_detail"]["returns_sum"] == verify["peer_detail"]["returns_sum"]

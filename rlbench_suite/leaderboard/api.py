@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
@@ -15,7 +16,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
-from rlbench_suite.leaderboard.limits import read_body
+from rlbench_suite.leaderboard.limits import read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
     MethodEditError,
@@ -25,6 +26,7 @@ from rlbench_suite.leaderboard.methods import (
     parse_edit,
 )
 from rlbench_suite.leaderboard.models import (
+    MAX_ROW_ID,
     Environment,
     Method,
     Result,
@@ -63,6 +65,7 @@ def require_token(request: Request, authorization: Annotated[str | None, Header(
 
 
 Token = Annotated[int, Depends(require_token)]
+RowId = Annotated[int, Path(ge=0, le=MAX_ROW_ID)]
 
 
 def _filters(budget: str | None, verification: str | None, family: str | None) -> views.Filters:
@@ -123,6 +126,7 @@ async def post_result(
             f"malformed JSON: {type(exc).__name__} at byte "
             f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}",
         ) from None
+    refuse_nul(data, "the Result JSON")
 
     def store() -> tuple[int, bool, str]:  # in a worker thread: the event loop keeps serving
         with request.app.state.factory.begin() as session:
@@ -166,6 +170,9 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
             "text field 'metadata' (JSON)",
         )
     content = await policy.read()
+    refuse_nul(policy.filename or "", "the file name")
+    with contextlib.suppress(ValueError):  # not JSON: parse_metadata says what is wrong
+        refuse_nul(json.loads(metadata), "the metadata")
 
     def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
         meta = parse_metadata(metadata)
@@ -187,7 +194,7 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
 
 
 @router.get("/submissions/{submission_id}", name="submission_status")
-def submission_status(request: Request, submission_id: int) -> dict[str, Any]:
+def submission_status(request: Request, submission_id: RowId) -> dict[str, Any]:
     """A policy submission and its verification job."""
     with request.app.state.factory() as session:
         submission = session.get(Submission, submission_id)
@@ -280,7 +287,7 @@ def list_results(
     method: str | None = None,
     verification: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
 ) -> list[dict[str, Any]]:
     """Stored results, newest first."""
     with request.app.state.factory() as session:
@@ -295,7 +302,7 @@ def list_results(
 
 
 @router.get("/results/{result_id}")
-def get_result(request: Request, result_id: int) -> dict[str, Any]:
+def get_result(request: Request, result_id: RowId) -> dict[str, Any]:
     """One stored result: the Result JSON whole, with the server's fields."""
     with request.app.state.factory() as session:
         row = session.get(Result, result_id)

@@ -11,7 +11,8 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.leaderboard import api, dataset_files, pages, views
-from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
+from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
+from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
 
 
@@ -32,7 +33,9 @@ def create_app(
     app.state.factory = factory
     app.state.limits = limits
     app.state.datasets_root = datasets_root
-    app.state.rate = SubmissionRate(limits.submissions_per_minute)
+    app.state.rate = SubmissionRate(limits.submissions_per_minute, factory)
+    app.add_middleware(ResponseCache, factory=factory)
+    app.add_middleware(RefuseNulInURL)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(dataset_files.router)

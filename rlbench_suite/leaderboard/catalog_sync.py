@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.protocol import EvalProtocol
 from rlbench_suite.leaderboard.models import Environment, Suite, utcnow
+from rlbench_suite.leaderboard.scores import rescore_env
 
 SpecHash = Callable[[EnvCard], str]
 """The hash of a card's registered Gymnasium spec (``rlbench_suite.registry.spec_hash``),
@@ -53,8 +54,11 @@ def sync_catalog(session: Session, cards: Iterable[EnvCard], spec_hash: SpecHash
             session.add(env)
             existing[card.id] = env
         else:
+            rescore = env.card != values["card"]
             for key, value in values.items():
                 setattr(env, key, value)
+            if rescore:  # references or scoring rules may have changed
+                rescore_env(session, env.id, card)
         members = []
         for name in card.suites:
             if name not in suites:

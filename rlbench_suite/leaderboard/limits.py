@@ -1,14 +1,19 @@
-"""The API's limits: body sizes and submissions per token per minute, named in each refusal."""
+"""The API's limits: body sizes, submissions per token per minute and text without NUL
+characters (PostgreSQL's text cannot hold them), each named in its refusal."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import HTTPException, Request
-from limits import RateLimitItemPerMinute
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
+from fastapi.responses import JSONResponse
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from rlbench_suite.leaderboard.models import ApiToken, RateHit
 
 
 @dataclass(frozen=True)
@@ -42,23 +47,86 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-class SubmissionRate:
-    """At most ``per_minute`` submissions per token in any moving minute (in this process)."""
+NUL_REFUSAL = "text with NUL (\\x00) characters is not accepted"
 
-    def __init__(self, per_minute: int) -> None:
-        self.item = RateLimitItemPerMinute(per_minute)
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def refuse_nul(value: Any, what: str) -> None:
+    """Refuse (400) ``value`` (a decoded JSON value) if any of its strings holds a NUL."""
+    if _has_nul(value):
+        raise HTTPException(400, f"{what} contains a NUL character: {NUL_REFUSAL}")
+
+
+class RefuseNulInURL:
+    """ASGI middleware: a request whose path or query string holds a NUL (``%00``) gets 400."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and ("\x00" in scope["path"] or b"%00" in scope["query_string"]):
+            detail = f"the URL contains a NUL character (%00): {NUL_REFUSAL}"
+            await JSONResponse({"detail": detail}, status_code=400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class SubmissionRate:
+    """At most ``per_minute`` submissions per token in any moving minute, counted in the
+    database (``rate_hits``), so every server process on one database enforces one budget.
+
+    Counting is serialized per token: on PostgreSQL by locking the token's row, on SQLite by
+    the database's single writer (the DELETE of the token's expired hits, the transaction's
+    first write, takes the write lock before anything is counted).
+    """
+
+    def __init__(
+        self,
+        per_minute: int,
+        factory: sessionmaker[Session],
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.per_minute, self.factory, self.window_s, self.clock = (
+            per_minute,
+            factory,
+            window_s,
+            clock,
+        )
+
+    def _hit(self, token_id: int) -> float | None:
+        """Count one submission; None, or the seconds until the oldest counted one expires."""
+        now = self.clock()
+        with self.factory.begin() as session:
+            session.execute(select(ApiToken.id).where(ApiToken.id == token_id).with_for_update())
+            expired = (RateHit.token_id == token_id) & (RateHit.at <= now - self.window_s)
+            session.execute(delete(RateHit).where(expired))
+            count, oldest = session.execute(
+                select(func.count(), func.min(RateHit.at)).where(RateHit.token_id == token_id)
+            ).one()
+            if count >= self.per_minute:
+                return oldest + self.window_s - now
+            session.add(RateHit(token_id=token_id, at=now))
+        return None
 
     def check(self, token_id: int) -> None:
         """Count one submission, or refuse it with 429 and when to retry."""
-        key = str(token_id)
-        if self.limiter.hit(self.item, "token", key):
+        wait = self._hit(token_id)
+        if wait is None:
             return
-        reset, _ = self.limiter.get_window_stats(self.item, "token", key)
-        wait = max(1, int(reset - time.time()) + 1)
+        seconds = max(1, int(wait) + 1)
         raise HTTPException(
             429,
-            f"rate limit: at most {self.item.amount} submissions per minute per token; "
-            f"retry in {wait} s",
-            headers={"Retry-After": str(wait)},
+            f"rate limit: at most {self.per_minute} submissions per minute per token; "
+            f"retry in {seconds} s",
+            headers={"Retry-After": str(seconds)},
         )

@@ -3,7 +3,10 @@
 Environments and suites mirror the cards (synced at start); methods, submissions, results,
 policy artifacts, API tokens and verification jobs are the leaderboard's own. A result's
 whole Result JSON is stored in ``Result.document``; the columns beside it are copies of the
-fields the site filters and sorts by, indexed.
+fields the site filters and sorts by, indexed, and the run's scores under its card
+(``leaderboard.scores``), so rankings never parse the JSON. Every change to results, methods
+or environments bumps the environments' ``ranking_generation`` (the session events at the
+end), which keys the rankings cached in ``leaderboard.ranking_cache``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,22 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    event,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    ORMExecuteState,
+    Session,
+    mapped_column,
+    relationship,
+)
 
 VERIFICATION_LEVELS = ("self-reported", "verified")
+MAX_ROW_ID = 2**31 - 1
+"""The largest id an ``Integer`` primary key holds (PostgreSQL's ``integer``); larger ids
+and offsets name nothing and are refused before they reach the database."""
 JOB_STATES = ("queued", "running", "done", "failed")
 
 
@@ -68,6 +83,7 @@ class Environment(Base):
     random_score: Mapped[float | None] = mapped_column(Float)
     expert_score: Mapped[float | None] = mapped_column(Float)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    ranking_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     synced_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     suites: Mapped[list[Suite]] = relationship(secondary=suite_envs, back_populates="envs")
@@ -161,6 +177,9 @@ class Result(Base):
     episodes: Mapped[int] = mapped_column(Integer)
     return_mean: Mapped[float] = mapped_column(Float)
     primary_mean: Mapped[float] = mapped_column(Float)
+    score: Mapped[float | None] = mapped_column(Float)
+    episode_scores: Mapped[list[float] | None] = mapped_column(JSON, deferred=True)
+    budget_class: Mapped[str | None] = mapped_column(String(20), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
 
@@ -181,3 +200,58 @@ class VerificationJob(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column()
     finished_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class RateHit(Base):
+    """One accepted submission, by token: the rate limit counts these (shared by every server
+    process on the database)."""
+
+    __tablename__ = "rate_hits"
+    __table_args__ = (Index("ix_rate_hits_token_at", "token_id", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id", ondelete="CASCADE"))
+    at: Mapped[float] = mapped_column(Float)  # seconds since the epoch
+
+
+# -- keeping cached rankings honest ---------------------------------------------------------
+
+_ALL = "*"
+
+
+def _touched_envs(session: Session) -> set[str]:
+    """The environments whose rankings this flush changes (``_ALL``: every one)."""
+    touched: set[str] = set()
+    for obj in (*session.new, *session.dirty, *session.deleted):
+        if isinstance(obj, Result):
+            touched.add(obj.env_id)
+        elif isinstance(obj, Method):  # pages list every method's family
+            touched.add(_ALL)
+        elif isinstance(obj, Environment) and obj not in session.new:
+            touched.add(obj.id)
+    return touched
+
+
+def bump_generations(connection: Connection, env_ids: set[str]) -> None:
+    """Invalidate the cached rankings of ``env_ids`` (``"*"`` among them: of every env)."""
+    table = Environment.__table__
+    statement = table.update().values(ranking_generation=table.c.ranking_generation + 1)
+    if _ALL not in env_ids:
+        statement = statement.where(table.c.id.in_(sorted(env_ids)))
+    connection.execute(statement)
+
+
+@event.listens_for(Session, "after_flush")
+def _after_flush(session: Session, _context: Any) -> None:
+    touched = _touched_envs(session)
+    if touched:
+        bump_generations(session.connection(), touched)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _bulk_statements(state: ORMExecuteState) -> None:
+    """ORM-enabled UPDATE/DELETE statements on results or methods bypass the flush."""
+    mapper = state.bind_mapper
+    bulk = state.is_update or state.is_delete
+    if bulk and mapper is not None and mapper.class_ in (Result, Method):
+        bump_generations(state.session.connection(), {_ALL})

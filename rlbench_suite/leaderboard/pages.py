@@ -11,7 +11,13 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
 from rlbench_suite.leaderboard import elo, plots, ranking, views
-from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Method, Result, Suite
+from rlbench_suite.leaderboard.models import (
+    MAX_ROW_ID,
+    VERIFICATION_LEVELS,
+    Method,
+    Result,
+    Suite,
+)
 from rlbench_suite.leaderboard.queries import env_card, method_runs
 from rlbench_suite.resources import content_dir
 
@@ -147,7 +153,7 @@ def method_page(request: Request, name: str) -> HTMLResponse:
 
 
 def _result(session, result_id: int) -> Result:
-    row = session.get(Result, result_id)
+    row = session.get(Result, result_id) if 0 <= result_id <= MAX_ROW_ID else None
     if row is None:
         raise HTTPException(404, f"no result {result_id}")
     return row

@@ -6,13 +6,10 @@ from __future__ import annotations
 import functools
 import json
 
-import numpy as np
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.scoring import primary_values
-from rlbench_suite.core.summary import normalized_values
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.ranking import Run
 
@@ -27,45 +24,49 @@ def env_card(env: Environment) -> EnvCard:
     return _card(json.dumps(env.card, sort_keys=True))
 
 
-def episode_scores(card: EnvCard, document: dict) -> np.ndarray:
-    """A result's per-episode scores: normalized (0-100) when the card has both references,
-    else the primary metric's own values."""
-    returns, successes = document["returns"], document["successes"]
-    values = normalized_values(card, returns, successes)
-    return values if values is not None else primary_values(card.primary_metric, returns, successes)
+RUN_COLUMNS = (
+    Result.id,
+    Result.env_id,
+    Result.score,
+    Result.episode_scores,
+    Result.training_budget_steps,
+    Result.verification,
+    Result.artifact_sha256,
+)
+"""What a run is read from: the scores cached on the row (``leaderboard.scores``), never the
+stored Result JSON."""
 
 
-def _runs(session: Session, condition, cards: dict[str, EnvCard]) -> list[Run]:
+def _runs(session: Session, condition) -> list[Run]:
     query = (
-        select(Result, Method.name, Method.family)
+        select(*RUN_COLUMNS, Method.name, Method.family)
         .join(Method, Result.method_id == Method.id)
         .where(condition)
         .order_by(Result.id)
     )
-    runs = []
-    for row, method, family in session.execute(query):
-        scores = episode_scores(cards[row.env_id], row.document)
-        runs.append(
-            Run(
-                result_id=row.id,
-                env_id=row.env_id,
-                method=method,
-                score=float(scores.mean()),
-                episode_scores=tuple(float(v) for v in scores),
-                family=family,
-                budget_steps=row.training_budget_steps,
-                verification=row.verification,
-                artifact=row.artifact_sha256,
-            )
+    return [
+        Run(
+            result_id=result_id,
+            env_id=env_id,
+            method=method,
+            score=score,
+            episode_scores=tuple(episodes),
+            family=family,
+            budget_steps=budget,
+            verification=verification,
+            artifact=artifact,
         )
-    return runs
+        for result_id, env_id, score, episodes, budget, verification, artifact, method, family in (
+            session.execute(query)
+        )
+    ]
 
 
 def env_runs(session: Session, env: Environment, protocol_hash: str | None = None) -> list[Run]:
     """The runs of ``env`` under ``protocol_hash`` (default: the card's current protocol)."""
     protocol_hash = protocol_hash or env.protocol_hash
     condition = (Result.env_id == env.id) & (Result.protocol_hash == protocol_hash)
-    return _runs(session, condition, {env.id: env_card(env)})
+    return _runs(session, condition)
 
 
 def env_protocols(session: Session, env_id: str) -> list[tuple[str, int]]:
@@ -100,4 +101,4 @@ def method_runs(session: Session, method: Method) -> list[Run]:
     if not current:
         return []
     condition = (Result.method_id == method.id) & or_(*current)
-    return _runs(session, condition, {i: env_card(e) for i, e in envs.items()})
+    return _runs(session, condition)

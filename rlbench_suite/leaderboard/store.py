@@ -17,6 +17,8 @@ from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.core.result import ResultError, result_from_data
 from rlbench_suite.core.scoring import primary_values
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Submission
+from rlbench_suite.leaderboard.queries import env_card
+from rlbench_suite.leaderboard.scores import score_columns
 
 SERVER_FIELDS = ("verification",)
 """Fields of a Result that the server sets, whatever the submitter sent."""
@@ -163,6 +165,7 @@ def store_result(
         return_mean=float(sum(doc.returns) / len(doc.returns)),
         primary_mean=float(values.mean()),
         document=document,
+        **score_columns(env_card(env), document),
     )
     try:
         with session.begin_nested():

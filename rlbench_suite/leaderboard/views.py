@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from rlbench_suite.core.metrics import Estimate
-from rlbench_suite.leaderboard import ranking
+from rlbench_suite.leaderboard import ranking, ranking_cache
 from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
 
@@ -88,8 +88,20 @@ def env_ranking(
     env = get_env(session, env_id)
     card = env_card(env)
     protocol_hash = protocol_hash or env.protocol_hash
-    runs = filters.apply(env_runs(session, env, protocol_hash))
-    rows = ranking.rank_env(runs)
+
+    def table() -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
+        runs = filters.apply(env_runs(session, env, protocol_hash))
+        rows = ranking.rank_env(runs)
+        scores = {
+            r.method + "@" + r.budget_class: [
+                run.score for run in runs if run.result_id in r.result_ids
+            ]
+            for r in rows
+        }
+        return [row_dict(r) for r in rows], scores
+
+    key = ("env", env.id, protocol_hash, filters)
+    rows, run_scores = ranking_cache.cached(session, key, [env.id], table)
     problem = card.normalization_problem()
     return {
         "env_id": env.id,
@@ -98,13 +110,8 @@ def env_ranking(
         "scale": "normalized score (0 random, 100 expert)"
         if problem is None
         else f"{card.primary_metric} (no normalized score: {problem})",
-        "rows": [row_dict(r) for r in rows],
-        "run_scores": {
-            r.method + "@" + r.budget_class: [
-                run.score for run in runs if run.result_id in r.result_ids
-            ]
-            for r in rows
-        },
+        "rows": rows,
+        "run_scores": run_scores,
         "protocols": [{"hash": h, "results": n} for h, n in env_protocols(session, env.id)],
     }
 
@@ -114,6 +121,12 @@ def suite_ranking(session: Session, name: str, filters: Filters) -> dict[str, An
     suite = session.get(Suite, name)
     if suite is None:
         raise NotFound(f"no suite {name!r} on this leaderboard")
+    key = ("suite", name, filters)
+    envs = [e.id for e in suite.envs]
+    return ranking_cache.cached(session, key, envs, lambda: _suite_table(session, suite, filters))
+
+
+def _suite_table(session: Session, suite: Suite, filters: Filters) -> dict[str, Any]:
     runs, scored, unscored = suite_runs(session, suite)
     runs = filters.apply(runs)
     rows, incomplete = ranking.rank_suite(runs, scored)
@@ -124,7 +137,7 @@ def suite_ranking(session: Session, name: str, filters: Filters) -> dict[str, An
             matrices[row.method] = matrix
     taus, curves = ranking.profiles(matrices) if matrices else (np.zeros(0), {})
     return {
-        "suite": name,
+        "suite": suite.name,
         "scored_envs": scored,
         "unscored_envs": unscored,
         "rows": [row_dict(r) for r in rows],
@@ -227,7 +240,11 @@ def list_results(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """Stored results, newest first, filtered."""
-    query = select(Result, Method.name).join(Method, Result.method_id == Method.id)
+    query = (
+        select(Result, Method.name)
+        .join(Method, Result.method_id == Method.id)
+        .options(defer(Result.document))  # a listing never needs the Result JSON
+    )
     if env_id is not None:
         query = query.where(Result.env_id == env_id)
     if method is not None:

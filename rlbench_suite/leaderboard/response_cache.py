@@ -1,0 +1,99 @@
+"""Whole GET responses of the read-only routes, kept in this process until the data changes.
+
+The routes in :data:`CACHED_PREFIXES` render only environments, suites, methods and
+results. Every change to those bumps an environment's ``ranking_generation``
+(``leaderboard.models``), so the sum of the generations (read from the database at each
+request, before the route reads anything) keys the cache: a response computed before a
+change is never served after it, by this process or any other on the same database. A
+route whose response depends on anything else (jobs, tokens, files) must stay off the list.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from rlbench_suite.leaderboard.models import Environment
+
+CACHED_PREFIXES = (
+    "/envs/",
+    "/suites/",
+    "/plots/envs/",
+    "/plots/suites/",
+    "/api/envs",
+    "/api/suites/",
+    "/api/results",
+    "/api/methods",
+)
+CAPACITY = 1024
+MAX_BODY = 2 * 1024 * 1024
+
+
+class ResponseCache:
+    """ASGI middleware caching 200 responses of GETs to :data:`CACHED_PREFIXES`, keyed by
+    path, query string, host and the database's ranking generation."""
+
+    def __init__(self, app: Any, factory: sessionmaker[Session], capacity: int = CAPACITY):
+        self.app, self.factory, self.capacity = app, factory, capacity
+        self.entries: OrderedDict[tuple, tuple[int, list, bytes]] = OrderedDict()
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def generation(self) -> tuple[int, int]:
+        """How many environments there are and the sum of their ranking generations."""
+        query = select(func.count(), func.coalesce(func.sum(Environment.ranking_generation), 0))
+        with self.factory() as session:
+            count, total = session.execute(query).one()
+        return int(count), int(total)
+
+    def _cacheable(self, scope: dict) -> bool:
+        return (
+            scope["type"] == "http"
+            and scope["method"] == "GET"
+            and scope["path"].startswith(CACHED_PREFIXES)
+        )
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if not self._cacheable(scope):
+            await self.app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"")
+        key = (scope["path"], scope["query_string"], host, await run_in_threadpool(self.generation))
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                self.entries.move_to_end(key)
+                self.hits += 1
+        if entry is not None:
+            status, headers, body = entry
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        self.misses += 1
+        start: dict = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    self._store(key, start, b"".join(chunks))
+            await send(message)
+
+        await self.app(scope, receive, capture)
+
+    def _store(self, key: tuple, start: dict, body: bytes) -> None:
+        if start.get("status") != 200 or len(body) > MAX_BODY:
+            return
+        with self.lock:
+            self.entries[key] = (200, list(start.get("headers", [])), body)
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.capacity:
+                self.entries.popitem(last=False)
