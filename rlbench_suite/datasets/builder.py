@@ -33,6 +33,7 @@ from rlbench_suite.core.dataset_cards import (
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
+from rlbench_suite.datasets.lockstep import EPSILON_STREAM, lockstep_rollouts
 from rlbench_suite.datasets.storage import (
     Episode,
     content_hash,
@@ -82,7 +83,7 @@ def play(
     ``epsilon``), recorded with its last next observation."""
     obs, info = env.reset(seed=seed)
     policy.reset(policy_seed(seed))
-    stream = np.random.default_rng(np.random.SeedSequence([seed, 0xE951]))
+    stream = np.random.default_rng(np.random.SeedSequence([seed, EPSILON_STREAM]))
     if epsilon > 0:
         assert random_space is not None
         random_space.seed(int(stream.integers(2**31)))
@@ -121,21 +122,27 @@ def _stack(values: list[Any], space: gym.Space) -> Any:
     return np.asarray(values, dtype=dtype)
 
 
-def rollouts(card: DatasetCard, progress: Progress | None = None) -> Iterator[Episode]:
-    """Every episode of ``card``'s source, in order (see the module doc for the seeds)."""
+def rollouts(card: DatasetCard, progress: Progress | None = None,
+             lockstep: bool = True) -> Iterator[Episode]:  # fmt: skip
+    """Every episode of ``card``'s source, in order (see the module doc for the seeds); each
+    policy's episodes played in lockstep where the env and policy allow it
+    (:mod:`~rlbench_suite.datasets.lockstep`, the same episodes), else one at a time."""
     evaluation = set(get_card(card.env_id).evaluation.seeds)
-    seeds = iter(episode_seeds(card))
+    seeds = episode_seeds(card)
+    for seed in seeds:
+        if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
+            raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
     done = steps = 0
     env = gym.make(card.env_id)
     try:
         for component in card.source.policies:
             policy = _policy_for(component, env)
-            space = copy.deepcopy(env.action_space) if component.epsilon > 0 else None
-            for _ in range(component.episodes):
-                seed = next(seeds)
-                if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
-                    raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
-                episode = play(env, policy, seed, component.epsilon, space)
+            block, seeds = seeds[: component.episodes], seeds[component.episodes :]
+            played = lockstep_rollouts(env, policy, block, component.epsilon) if lockstep else None
+            if played is None:
+                space = copy.deepcopy(env.action_space) if component.epsilon > 0 else None
+                played = (play(env, policy, seed, component.epsilon, space) for seed in block)
+            for episode in played:
                 done, steps = done + 1, steps + len(episode)
                 if progress is not None:
                     progress(done, steps)
@@ -145,8 +152,9 @@ def rollouts(card: DatasetCard, progress: Progress | None = None) -> Iterator[Ep
 
 
 def build_versions() -> dict[str, str]:
-    """The installed versions of :data:`BUILD_VERSIONS` (those installed)."""
-    return {k: v for k, v in package_versions().items() if k in BUILD_VERSIONS}
+    """The installed versions of :data:`BUILD_VERSIONS` (those installed), in its order."""
+    installed = package_versions()
+    return {k: installed[k] for k in BUILD_VERSIONS if k in installed}
 
 
 def _file_entry(folder: Path, relative: str) -> DataFile:
