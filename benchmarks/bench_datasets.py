@@ -22,8 +22,10 @@ which counts them). Wall time (the server works in another process); unit MB (10
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
+import io
 import os
 import shutil
 import socket
@@ -117,7 +119,8 @@ class _Build:
         folder = Path(dataset.spec.data_path).parent
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         env.close()
-        minari.delete_dataset(dataset_id)
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints "Dataset ... deleted!"
+            minari.delete_dataset(dataset_id)
         return steps, size
 
     def stats(self) -> dict[str, Any]:

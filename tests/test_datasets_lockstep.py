@@ -48,9 +48,21 @@ def test_more_episodes_than_slots_keep_their_order(monkeypatch):
     _assert_same(small_card(episodes=8, epsilon=0.5))
 
 
-def test_the_committed_cartpole_card_rebuilds_to_its_content_hash():
-    card = load_dataset_card(REPO / "datasets" / "CartPole" / "medium.toml")
+@pytest.mark.parametrize("kind", ["random", "medium", "expert", "medium-expert"])
+def test_the_committed_cartpole_cards_rebuild_to_their_content_hashes(kind):
+    card = load_dataset_card(REPO / "datasets" / "CartPole" / f"{kind}.toml")
     assert content_hash(rollouts(card)) == card.content_sha256
+
+
+def test_blocks_of_several_policies_play_together():
+    card = small_card(episodes=4)
+    source = {"policies": [
+        {"policy": "baseline:CartPole-v1/ppo/seed-0", "episodes": 3, "epsilon": 0.5},
+        {"policy": "random", "episodes": 2},
+        {"policy": "baseline:CartPole-v1/ppo/seed-0", "episodes": 3},
+        {"policy": "random", "episodes": 2, "epsilon": 0.2},
+    ]}  # fmt: skip
+    _assert_same(card.model_copy(update={"source": type(card.source).model_validate(source)}))
 
 
 def test_envs_and_policies_without_batch_support_play_one_at_a_time():
@@ -62,9 +74,10 @@ def test_envs_and_policies_without_batch_support_play_one_at_a_time():
     rendering = gym.make("rlbench/CartPole-v1", render_mode="rgb_array")
     assert lockstep.dynamics_of(rendering) is None
     assert lockstep.dynamics_of(gym.wrappers.ClipReward(cartpole, 0, 0.5)) is None
-    scripted = CallablePolicy(lambda obs, info: 0)
-    assert lockstep.lockstep_rollouts(cartpole, scripted, [1, 2]) is None
-    assert lockstep.lockstep_rollouts(cartpole, RandomPolicy(cartpole.action_space), [1, 2])
+    scripted = lockstep.Block(CallablePolicy(lambda obs, info: 0), [1, 2])
+    random = lockstep.Block(RandomPolicy(cartpole.action_space), [3, 4])
+    assert lockstep.lockstep_rollouts(cartpole, [random, scripted]) is None
+    assert lockstep.lockstep_rollouts(cartpole, [random]) is not None
 
 
 def test_onnx_act_batch_refuses_a_sampling_policy():

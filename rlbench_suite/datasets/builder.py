@@ -33,7 +33,7 @@ from rlbench_suite.core.dataset_cards import (
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
-from rlbench_suite.datasets.lockstep import EPSILON_STREAM, lockstep_rollouts
+from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
 from rlbench_suite.datasets.storage import (
     Episode,
     content_hash,
@@ -124,31 +124,36 @@ def _stack(values: list[Any], space: gym.Space) -> Any:
 
 def rollouts(card: DatasetCard, progress: Progress | None = None,
              lockstep: bool = True) -> Iterator[Episode]:  # fmt: skip
-    """Every episode of ``card``'s source, in order (see the module doc for the seeds); each
-    policy's episodes played in lockstep where the env and policy allow it
+    """Every episode of ``card``'s source, in order (see the module doc for the seeds): all
+    played together in lockstep where the env and the policies allow it
     (:mod:`~rlbench_suite.datasets.lockstep`, the same episodes), else one at a time."""
     evaluation = set(get_card(card.env_id).evaluation.seeds)
     seeds = episode_seeds(card)
     for seed in seeds:
         if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
             raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
-    done = steps = 0
     env = gym.make(card.env_id)
     try:
+        blocks = []
         for component in card.source.policies:
-            policy = _policy_for(component, env)
             block, seeds = seeds[: component.episodes], seeds[component.episodes :]
-            played = lockstep_rollouts(env, policy, block, component.epsilon) if lockstep else None
-            if played is None:
-                space = copy.deepcopy(env.action_space) if component.epsilon > 0 else None
-                played = (play(env, policy, seed, component.epsilon, space) for seed in block)
-            for episode in played:
-                done, steps = done + 1, steps + len(episode)
-                if progress is not None:
-                    progress(done, steps)
-                yield episode
+            blocks.append(Block(_policy_for(component, env), block, component.epsilon))
+        played = lockstep_rollouts(env, blocks) if lockstep else None
+        done = steps = 0
+        for episode in played if played is not None else _one_at_a_time(env, blocks):
+            done, steps = done + 1, steps + len(episode)
+            if progress is not None:
+                progress(done, steps)
+            yield episode
     finally:
         env.close()
+
+
+def _one_at_a_time(env: gym.Env, blocks: list[Block]) -> Iterator[Episode]:
+    for block in blocks:
+        space = copy.deepcopy(env.action_space) if block.epsilon > 0 else None
+        for seed in block.seeds:
+            yield play(env, block.policy, seed, block.epsilon, space)
 
 
 def build_versions() -> dict[str, str]:

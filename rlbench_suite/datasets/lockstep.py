@@ -15,6 +15,7 @@ Anything else returns None and the builder plays one episode at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import gymnasium as gym
@@ -135,7 +136,10 @@ def dynamics_of(env: gym.Env) -> tuple[Dynamics, int] | None:
 
 
 class BatchActor(Protocol):
-    """A policy acting for the episodes in slots."""
+    """A policy acting for the episodes in slots; actors with equal ``key`` act alike (their
+    slots' state is set by ``start`` at each episode), so blocks of one policy share one."""
+
+    key: Any
 
     def start(self, slot: int, seed: int) -> None:
         """A new episode reset with ``seed`` begins in ``slot``."""
@@ -186,6 +190,7 @@ class _OnnxActor:
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
+        self.key = ("onnx", str(policy.path), policy.output, repr(policy.action_space))
 
     def start(self, slot: int, seed: int) -> None:
         pass
@@ -199,6 +204,7 @@ class _RandomActor:
     ``RandomPolicy.reset`` seeds it."""
 
     def __init__(self, space: gym.spaces.Discrete, slots: int) -> None:
+        self.key = ("random", repr(space))
         self.spaces = _discrete_copies(space, slots)
         self.draws = _Draws(slots, space.dtype, lambda s, k: uniform_actions(self.spaces[s], k))
 
@@ -247,81 +253,128 @@ class _Epsilon:
         return actions
 
 
-def lockstep_rollouts(
-    env: gym.Env, policy: Any, seeds: list[int], epsilon: float = 0.0,
-) -> Iterator[Episode] | None:  # fmt: skip
-    """The episodes of ``policy`` on ``env`` reset with ``seeds`` (in order), played in
-    lockstep; None when the env or the policy does not allow it (module doc)."""
+@dataclass(frozen=True)
+class Block:
+    """Episodes of one policy: their reset seeds, in order, and the epsilon of random actions."""
+
+    policy: Any
+    seeds: list[int]
+    epsilon: float = 0.0
+
+
+def lockstep_rollouts(env: gym.Env, blocks: list[Block]) -> Iterator[Episode] | None:
+    """The episodes of ``blocks`` on ``env`` (a block's seeds in order, then the next
+    block's), all played together in lockstep; None when the env or a policy does not allow
+    it (module doc)."""
     found = dynamics_of(env)
-    if found is None or not seeds:
+    count = sum(len(b.seeds) for b in blocks)
+    if found is None or count == 0:
+        return None
+    if any(b.epsilon > 0 for b in blocks) and type(env.action_space) is not gym.spaces.Discrete:
         return None
     dynamics, limit = found
     obs_shape = env.observation_space.shape or ()
     row = int(np.prod(obs_shape)) * 4 + 32
-    slots = max(1, min(SLOTS, len(seeds), BUFFER_BYTES // (row * (limit + 1))))
-    actor = batch_actor(policy, slots)
-    if actor is None or (epsilon > 0 and type(env.action_space) is not gym.spaces.Discrete):
-        return None
-    return _play(env, dynamics, limit, actor, seeds, epsilon, slots)
+    slots = max(1, min(SLOTS, count, BUFFER_BYTES // (row * (limit + 1))))
+    actors: dict[Any, BatchActor] = {}
+    keys = []
+    for block in blocks:
+        actor = batch_actor(block.policy, slots)
+        if actor is None:
+            return None
+        keys.append(actor.key)
+        actors.setdefault(actor.key, actor)  # blocks of one policy share its runs
+    return _Lockstep(env, dynamics, limit, slots, blocks, [actors[k] for k in keys]).play()
 
 
-def _play(env: gym.Env, dynamics: Dynamics, limit: int, actor: BatchActor, seeds: list[int],
-          epsilon: float, slots: int) -> Iterator[Episode]:  # fmt: skip
-    space = env.action_space
-    obs_shape = env.observation_space.shape or ()
-    observations = np.zeros((slots, limit + 1, *obs_shape), dtype=dynamics.observation_dtype)
-    actions = np.zeros((slots, limit), dtype=space.dtype)
-    rewards = np.zeros((slots, limit))
-    terminations = np.zeros((slots, limit), dtype=bool)
-    truncations = np.zeros((slots, limit), dtype=bool)
-    states: np.ndarray | None = None
-    steps = np.zeros(slots, dtype=np.int64)
-    episode_of = np.full(slots, -1)
-    noise = _Epsilon(epsilon, space, slots) if epsilon > 0 else None  # type: ignore[arg-type]
-    finished: dict[int, Episode] = {}
-    upcoming, emitted = 0, 0
+class _Lockstep:
+    """The slots, their episode buffers and the loop of :func:`lockstep_rollouts`."""
 
-    def start(slot: int) -> None:
-        nonlocal upcoming, states
-        seed = seeds[upcoming]
-        obs, _ = env.reset(seed=seed)
-        state = dynamics.state(env.unwrapped)
-        if states is None:
-            states = np.zeros((slots, len(state)))
-        states[slot], observations[slot, 0], steps[slot] = state, obs, 0
-        episode_of[slot] = upcoming
-        actor.start(slot, seed)
+    def __init__(self, env: gym.Env, dynamics: Dynamics, limit: int, slots: int,
+                 blocks: list[Block], actors: list[BatchActor]) -> None:  # fmt: skip
+        self.env, self.dynamics, self.limit = env, dynamics, limit
+        self.space = space = env.action_space
+        self.seeds = [seed for b in blocks for seed in b.seeds]
+        self.block_of_episode = np.repeat(np.arange(len(blocks)), [len(b.seeds) for b in blocks])
+        self.actors = actors
+        self.noises = [_Epsilon(b.epsilon, space, slots) if b.epsilon > 0 else None  # type: ignore[arg-type]
+                       for b in blocks]  # fmt: skip
+        self.groups = {id(a): a for a in actors}  # each distinct actor runs once per step
+        self.group_of_block = np.array([list(self.groups).index(id(a)) for a in actors])
+        shape, dtype = env.observation_space.shape or (), dynamics.observation_dtype
+        self.observations = np.zeros((slots, limit + 1, *shape), dtype=dtype)
+        self.actions = np.zeros((slots, limit, *space.shape), dtype=space.dtype)  # type: ignore[misc]
+        self.rewards = np.zeros((slots, limit))
+        self.terminations = np.zeros((slots, limit), dtype=bool)
+        self.truncations = np.zeros((slots, limit), dtype=bool)
+        self.states: np.ndarray | None = None
+        self.steps = np.zeros(slots, dtype=np.int64)
+        self.episode_of = np.full(slots, -1)
+        self.block_of = np.zeros(slots, dtype=np.int64)
+        self.upcoming = 0
+
+    def start(self, slot: int) -> None:
+        """The next episode begins in ``slot``: the env's own reset, then its state."""
+        index, seed = self.upcoming, self.seeds[self.upcoming]
+        obs, _ = self.env.reset(seed=seed)
+        state = self.dynamics.state(self.env.unwrapped)
+        if self.states is None:
+            self.states = np.zeros((len(self.steps), len(state)))
+        self.states[slot], self.observations[slot, 0], self.steps[slot] = state, obs, 0
+        block = int(self.block_of_episode[index])
+        self.episode_of[slot], self.block_of[slot] = index, block
+        self.actors[block].start(slot, seed)
+        noise = self.noises[block]
         if noise is not None:
             noise.start(slot, seed)
-        upcoming += 1
+        self.upcoming += 1
 
-    for slot in range(slots):
-        start(slot)
-    while emitted < len(seeds):
-        live = np.flatnonzero(episode_of >= 0)
-        t = steps[live]
-        chosen = actor.act(live, observations[live, t])
-        if noise is not None:
-            chosen = noise.apply(live, np.array(chosen, dtype=space.dtype))
-        next_states, obs, reward, terminated = dynamics.step(states[live], chosen)  # type: ignore[index]
-        states[live] = next_states  # type: ignore[index]
-        observations[live, t + 1] = obs
-        actions[live, t] = chosen
-        rewards[live, t] = reward
-        terminations[live, t] = terminated
-        truncations[live, t] = truncated = t + 1 >= limit
-        steps[live] = t + 1
-        for slot in live[terminated | truncated]:
-            n = steps[slot]
-            index = int(episode_of[slot])
-            finished[index] = Episode(
-                observations[slot, : n + 1].copy(), actions[slot, :n].copy(),
-                rewards[slot, :n].copy(), terminations[slot, :n].copy(),
-                truncations[slot, :n].copy(), seed=seeds[index],
-            )  # fmt: skip
-            episode_of[slot] = -1
-            if upcoming < len(seeds):
-                start(slot)
-        while emitted in finished:
-            yield finished.pop(emitted)
-            emitted += 1
+    def choose(self, live: np.ndarray, observations: np.ndarray) -> np.ndarray:
+        """The actions of the live slots: each actor once, then each block's epsilon."""
+        blocks = self.block_of[live]
+        groups = self.group_of_block[blocks]
+        chosen = np.zeros((len(live), *self.space.shape), dtype=self.space.dtype)  # type: ignore[misc]
+        for g, actor in enumerate(self.groups.values()):
+            mine = groups == g
+            if mine.any():
+                chosen[mine] = actor.act(live[mine], observations[mine])
+        for b, noise in enumerate(self.noises):
+            mine = blocks == b
+            if noise is not None and mine.any():
+                chosen[mine] = noise.apply(live[mine], chosen[mine])
+        return chosen
+
+    def finish(self, slot: int) -> Episode:
+        n, index = self.steps[slot], int(self.episode_of[slot])
+        self.episode_of[slot] = -1
+        return Episode(
+            self.observations[slot, : n + 1].copy(), self.actions[slot, :n].copy(),
+            self.rewards[slot, :n].copy(), self.terminations[slot, :n].copy(),
+            self.truncations[slot, :n].copy(), seed=self.seeds[index],
+        )  # fmt: skip
+
+    def play(self) -> Iterator[Episode]:
+        finished: dict[int, Episode] = {}
+        emitted = 0
+        for slot in range(len(self.steps)):
+            self.start(slot)
+        while emitted < len(self.seeds):
+            live = np.flatnonzero(self.episode_of >= 0)
+            t = self.steps[live]
+            chosen = self.choose(live, self.observations[live, t])
+            states, obs, reward, terminated = self.dynamics.step(self.states[live], chosen)  # type: ignore[index]
+            self.states[live] = states  # type: ignore[index]
+            self.observations[live, t + 1] = obs
+            self.actions[live, t] = chosen
+            self.rewards[live, t] = reward
+            self.terminations[live, t] = terminated
+            self.truncations[live, t] = truncated = t + 1 >= self.limit
+            self.steps[live] = t + 1
+            for slot in live[terminated | truncated]:
+                index = int(self.episode_of[slot])
+                finished[index] = self.finish(slot)
+                if self.upcoming < len(self.seeds):
+                    self.start(slot)
+            while emitted in finished:
+                yield finished.pop(emitted)
+                emitted += 1
