@@ -332,15 +332,23 @@ class _Lockstep:
     def choose(self, live: np.ndarray, observations: np.ndarray) -> np.ndarray:
         """The actions of the live slots: each actor once, then each block's epsilon."""
         blocks = self.block_of[live]
-        groups = self.group_of_block[blocks]
-        chosen = np.zeros((len(live), *self.space.shape), dtype=self.space.dtype)  # type: ignore[misc]
-        for g, actor in enumerate(self.groups.values()):
-            mine = groups == g
-            if mine.any():
-                chosen[mine] = actor.act(live[mine], observations[mine])
+        if len(self.groups) == 1:  # one policy: no sorting out whose slot is whose
+            (actor,) = self.groups.values()
+            chosen = np.asarray(actor.act(live, observations), dtype=self.space.dtype)
+        else:
+            groups = self.group_of_block[blocks]
+            chosen = np.zeros((len(live), *self.space.shape), dtype=self.space.dtype)  # type: ignore[misc]
+            for g, actor in enumerate(self.groups.values()):
+                mine = groups == g
+                if mine.any():
+                    chosen[mine] = actor.act(live[mine], observations[mine])
         for b, noise in enumerate(self.noises):
+            if noise is None:
+                continue
             mine = blocks == b
-            if noise is not None and mine.any():
+            if mine.all():
+                chosen = noise.apply(live, chosen)
+            elif mine.any():
                 chosen[mine] = noise.apply(live[mine], chosen[mine])
         return chosen
 
