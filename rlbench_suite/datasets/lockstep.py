@@ -1,15 +1,16 @@
-"""Lockstep rollouts: many seeded episodes of one policy stepped together, as arrays.
+"""Lockstep rollouts: many seeded episodes (of a card's policies) stepped together as arrays.
 
 Where the env has batch dynamics here (:data:`DYNAMICS`: Gymnasium's CartPole under the
-standard wrappers) and the policy can act on a batch (:func:`batch_actor`: a greedy or
+standard wrappers) and every policy can act on a batch (:func:`batch_actor`: a greedy or
 action-head ONNX policy without recurrent state, the random policy), :func:`lockstep_rollouts`
-plays up to :data:`SLOTS` episodes at once: every episode still starts with the real
-``env.reset(seed=...)``, then its steps are the env's own arithmetic on arrays (the same
-operations in the same order, so the same float64 bits), the policy runs once per step for
-the whole batch, and each episode's random streams (its policy seed, its epsilon stream) are
-drawn exactly as :func:`~rlbench_suite.datasets.builder.play` draws them. So the episodes,
-and the dataset's content hash, are those of the one-at-a-time path (the tests compare both).
-Anything else returns None and the builder plays one episode at a time.
+plays up to :data:`SLOTS` episodes at once, a slot taking the next episode when its own ends.
+Every episode still starts with the real ``env.reset(seed=...)``; its steps are the env's own
+arithmetic on arrays (the same operations in the same order, so the same float64 bits); the
+policy runs once per step for the whole batch; and each episode's random streams (its policy
+seed, its epsilon stream) are drawn exactly as :func:`~rlbench_suite.datasets.builder.play`
+draws them. So the episodes, and the dataset's content hash, are those of the one-at-a-time
+path (the tests compare both). Anything else returns None and the builder plays one episode
+at a time.
 """
 
 from __future__ import annotations
