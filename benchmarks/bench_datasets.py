@@ -22,6 +22,7 @@ which counts them). Wall time (the server works in another process); unit MB (10
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import hashlib
@@ -173,6 +174,7 @@ def _sample_file(episodes_count: int) -> tuple[Path, str]:
     from rlbench_suite.datasets.storage import write_episodes
 
     folder = Path(tempfile.mkdtemp(prefix="bench-sample-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     episodes = _episodes(episodes_count, seed=1)
     write_episodes(folder / "ours.hdf5", episodes)
     os.environ["MINARI_DATASETS_PATH"] = str(folder)
@@ -252,6 +254,7 @@ def _mirror(megabytes: int) -> tuple[Path, Any]:
     from rlbench_suite.core.dataset_cards import DATA_FILE, DataFile
 
     folder = Path(tempfile.mkdtemp(prefix="bench-mirror-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     card = _card("random").model_copy(update={"id": "rlbench/CartPole-random-v999"})
     path = folder / card.id / DATA_FILE
     path.parent.mkdir(parents=True)
