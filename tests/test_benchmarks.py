@@ -73,10 +73,11 @@ def test_json_rows(quick_run):
         "training_throughput_mujoco",
         "time_to_solve_cartpole",
         "time_to_solve_quadhover",
-        "dataset_write",
+        "dataset_build",
         "dataset_sample",
         "leaderboard_latency",
         "leaderboard_verify",
+        "dataset_download",
     }
     rows = [r for r in doc["rows"] if r["benchmark"] == "wrapper_overhead"]
     for env in ENVS:
@@ -265,3 +266,23 @@ def test_leaderboard_rows(quick_run):
     assert verify["goal"] == 1.2 and isinstance(verify["met"], bool)
     # the worker and `rlbench eval` played the same episodes
     assert verify["subject_detail"]["returns_sum"] == verify["peer_detail"]["returns_sum"]
+
+
+@pytest.mark.slow
+def test_dataset_rows(quick_run):
+    _, doc = quick_run
+    build = [r for r in doc["rows"] if r["benchmark"] == "dataset_build"]
+    assert {r["env"] for r in build} == {f"rlbench/CartPole-{k}-v0" for k in ("random", "medium")}
+    for r in build:
+        _check_rates(r)
+        assert (r["subject"], r["peer"]) == ("rlbench build", "minari DataCollector")
+        assert r["subject_detail"]["steps"] == r["peer_detail"]["steps"] > 0  # the same work
+        assert min(r["subject_detail"]["bytes_per_step"], r["peer_detail"]["bytes_per_step"]) > 0
+    download = {r["subject"]: r for r in doc["rows"] if r["benchmark"] == "dataset_download"}
+    assert set(download) == {"rlbench download", "rlbench resume"}
+    assert download["rlbench download"]["peer"] == "bare urllib GET + SHA-256"
+    assert {(r["unit"], r["clock"]) for r in download.values()} == {("MB", "wall")}
+    resume = download["rlbench resume"]["subject_detail"]
+    assert resume["missing_bytes"] > 0 and resume["resent_bytes"] == 0  # only the missing bytes
+    for r in download.values():
+        _check_rates(r)

@@ -103,11 +103,13 @@ class Broken(RangeRequestHandler):
 
 
 class Slow(RangeRequestHandler):
-    """Pauses before every answer (so a download can be killed half-way)."""
+    """Sends bodies in 32 KiB pieces, one every 50 ms (so a download can be killed half-way)."""
 
-    def send_head(self):
-        time.sleep(0.15)
-        return super().send_head()
+    send_block = 32 << 10
+
+    def send_piece(self, source, offset, count):
+        time.sleep(0.05)
+        return super().send_piece(source, offset, count)
 
 
 def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -131,12 +132,15 @@ def _episodes() -> list[Episode]:
 
 def test_storage_round_trips_and_writes_the_same_bytes_twice(tmp_path):
     episodes = _episodes()
+    episodes[0].observations = {"pos": episodes[0].observations, "n": (np.arange(6),)}
     write_episodes(tmp_path / "a.hdf5", episodes)
+    time.sleep(1.1)  # HDF5 keeps times in seconds: a header with times would now differ
     write_episodes(tmp_path / "b.hdf5", episodes)
     assert (tmp_path / "a.hdf5").read_bytes() == (tmp_path / "b.hdf5").read_bytes()
     back = list(read_episodes(tmp_path / "a.hdf5"))
     assert [e.seed for e in back] == [100, 101, 102]
-    for a, b in zip(episodes, back, strict=True):
+    np.testing.assert_array_equal(back[0].observations["n"][0], np.arange(6))
+    for a, b in zip(episodes[1:], back[1:], strict=True):
         np.testing.assert_array_equal(a.observations, b.observations)
         np.testing.assert_array_equal(a.terminations, b.terminations)
         np.testing.assert_array_equal(a.truncations, b.truncations)
@@ -239,3 +243,21 @@ def test_minari_reads_our_files(tmp_path, monkeypatch):
     env = dataset.recover_environment()
     assert env.spec.id == "rlbench/CartPole-v1"
     env.close()
+
+
+def test_storage_is_compressed_versioned_and_a_newer_version_is_refused(tmp_path):
+    import h5py
+
+    from rlbench_suite.datasets.storage import STORAGE_ATTR, STORAGE_VERSION
+
+    path = tmp_path / "d.hdf5"
+    write_episodes(path, _episodes())
+    with h5py.File(path, "r+") as file:
+        assert file.attrs[STORAGE_ATTR] == STORAGE_VERSION
+        observations = file["episode_0/observations"]
+        assert observations.compression == "gzip" and observations.shuffle
+        assert observations.chunks == observations.shape  # one chunk: the whole episode
+        assert file["episode_0/terminations"].dtype == bool
+        file.attrs[STORAGE_ATTR] = STORAGE_VERSION + 1
+    with pytest.raises(DatasetFileError, match=f"storage version {STORAGE_VERSION + 1}, newer"):
+        list(read_episodes(path))

@@ -33,6 +33,7 @@ from rlbench_suite.core.dataset_cards import (
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
+from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
 from rlbench_suite.datasets.storage import (
     Episode,
     content_hash,
@@ -82,7 +83,7 @@ def play(
     ``epsilon``), recorded with its last next observation."""
     obs, info = env.reset(seed=seed)
     policy.reset(policy_seed(seed))
-    stream = np.random.default_rng(np.random.SeedSequence([seed, 0xE951]))
+    stream = np.random.default_rng(np.random.SeedSequence([seed, EPSILON_STREAM]))
     if epsilon > 0:
         assert random_space is not None
         random_space.seed(int(stream.integers(2**31)))
@@ -121,32 +122,44 @@ def _stack(values: list[Any], space: gym.Space) -> Any:
     return np.asarray(values, dtype=dtype)
 
 
-def rollouts(card: DatasetCard, progress: Progress | None = None) -> Iterator[Episode]:
-    """Every episode of ``card``'s source, in order (see the module doc for the seeds)."""
+def rollouts(card: DatasetCard, progress: Progress | None = None,
+             lockstep: bool = True) -> Iterator[Episode]:  # fmt: skip
+    """Every episode of ``card``'s source, in order (see the module doc for the seeds): all
+    played together in lockstep where the env and the policies allow it
+    (:mod:`~rlbench_suite.datasets.lockstep`, the same episodes), else one at a time."""
     evaluation = set(get_card(card.env_id).evaluation.seeds)
-    seeds = iter(episode_seeds(card))
-    done = steps = 0
+    seeds = episode_seeds(card)
+    for seed in seeds:
+        if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
+            raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
     env = gym.make(card.env_id)
     try:
+        blocks = []
         for component in card.source.policies:
-            policy = _policy_for(component, env)
-            space = copy.deepcopy(env.action_space) if component.epsilon > 0 else None
-            for _ in range(component.episodes):
-                seed = next(seeds)
-                if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
-                    raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
-                episode = play(env, policy, seed, component.epsilon, space)
-                done, steps = done + 1, steps + len(episode)
-                if progress is not None:
-                    progress(done, steps)
-                yield episode
+            block, seeds = seeds[: component.episodes], seeds[component.episodes :]
+            blocks.append(Block(_policy_for(component, env), block, component.epsilon))
+        played = lockstep_rollouts(env, blocks) if lockstep else None
+        done = steps = 0
+        for episode in played if played is not None else _one_at_a_time(env, blocks):
+            done, steps = done + 1, steps + len(episode)
+            if progress is not None:
+                progress(done, steps)
+            yield episode
     finally:
         env.close()
 
 
+def _one_at_a_time(env: gym.Env, blocks: list[Block]) -> Iterator[Episode]:
+    for block in blocks:
+        space = copy.deepcopy(env.action_space) if block.epsilon > 0 else None
+        for seed in block.seeds:
+            yield play(env, block.policy, seed, block.epsilon, space)
+
+
 def build_versions() -> dict[str, str]:
-    """The installed versions of :data:`BUILD_VERSIONS` (those installed)."""
-    return {k: v for k, v in package_versions().items() if k in BUILD_VERSIONS}
+    """The installed versions of :data:`BUILD_VERSIONS` (those installed), in its order."""
+    installed = package_versions()
+    return {k: installed[k] for k in BUILD_VERSIONS if k in installed}
 
 
 def _file_entry(folder: Path, relative: str) -> DataFile:

@@ -5,10 +5,14 @@ A remote is a base URL; dataset ``ns/Name-vN``'s file ``data/main_data.hdf5`` is
 with ``rlbench datasets serve`` is a remote). A download:
 
 - holds a file lock per dataset, so two processes downloading it end with one correct copy;
-- writes each file to ``<file>.part`` in :data:`CHUNK` pieces and resumes from its size (HTTP
-  Range requests); a remote that fails drops the bytes it added (the ``.part`` is cut back to
-  where that remote started), and a resumed file whose checksum is wrong is fetched again from
-  byte 0 from the same remote (the kept ``.part`` was stale);
+- writes each file to ``<file>.part`` in :data:`CHUNK` pieces (each flushed, and reported to
+  the progress callback) and resumes from its size; over HTTP one streaming GET per file
+  (``Range: bytes=<offset>-`` when resuming; a server that ignores the range is read past the
+  kept bytes), elsewhere through fsspec; a remote that fails drops the bytes it added (the
+  ``.part`` is cut back to where that remote started), and a resumed file whose checksum is
+  wrong is fetched again from byte 0 from the same remote (the kept ``.part`` was stale);
+- hashes each piece as it is written (a resumed ``.part`` is hashed from disk first), so the
+  check needs no second read of the file;
 - falls back to the next remote on any failure (404, 5xx, timeout, wrong checksum), and when
   every remote fails, raises a :class:`DownloadError` listing each remote and its answer;
 - creates folders only when bytes arrive, and removes an empty ``.part`` and empty folders
@@ -20,9 +24,10 @@ with ``rlbench datasets serve`` is a remote). A download:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +40,12 @@ from rlbench_suite.datasets.cache import (
     folder_lock,
     is_cached,
 )
-from rlbench_suite.policies.core import file_sha256
 
 CHUNK = 128 << 10
-"""Bytes read and flushed at a time (smaller than every dataset file: resume and progress work)."""
+"""Bytes read, written, flushed, hashed and reported at a time (smaller than every dataset
+file, so resume and progress work on them)."""
+READ_BLOCK = 8 << 20
+"""Bytes fsspec fetches per request (S3 range reads) and hashing reads of a kept ``.part``."""
 TIMEOUT_ENV_VAR = "RLBENCH_DOWNLOAD_TIMEOUT"
 DEFAULT_TIMEOUT_S = 30.0
 ByteProgress = Callable[[str, int, int], None]
@@ -75,22 +82,80 @@ def _timeout(timeout: float | None) -> float:
         os.environ.get(TIMEOUT_ENV_VAR, DEFAULT_TIMEOUT_S))  # fmt: skip
 
 
+class HTTPStatusError(OSError):
+    """An HTTP answer other than 200 or 206; ``status`` and ``message`` as aiohttp has them."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status} {message}")
+        self.status, self.message = status, message
+
+
+@contextlib.contextmanager
+def _http_stream(url: str, offset: int, timeout: float) -> Iterator[Any]:
+    """``url``'s body from byte ``offset`` on: one GET (with a Range header when ``offset``)."""
+    import urllib.error
+    import urllib.request
+
+    headers = {"Range": f"bytes={offset}-"} if offset else {}
+    try:
+        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                          timeout=timeout)  # fmt: skip
+    except urllib.error.HTTPError as exc:
+        raise HTTPStatusError(exc.code, str(exc.reason)) from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        raise reason if isinstance(reason, OSError) else OSError(str(reason)) from None
+    with response:
+        skip = offset if offset and response.status != 206 else 0  # the Range was ignored
+        while skip > 0:
+            skipped = len(response.read(min(CHUNK, skip)))
+            if not skipped:
+                break
+            skip -= skipped
+        yield response
+
+
+@contextlib.contextmanager
+def _stream(url: str, offset: int, timeout: float) -> Iterator[Any]:
+    """A readable of ``url``'s bytes from ``offset`` on (HTTP streamed, others via fsspec)."""
+    if url.startswith(("http://", "https://")):
+        with _http_stream(url, offset, timeout) as response:
+            yield response
+        return
+    fs, path = _filesystem(url, timeout)
+    with fs.open(path, "rb", block_size=READ_BLOCK) as src:
+        src.seek(offset)
+        yield src
+
+
+def _hash_prefix(part: Path, length: int) -> Any:
+    """A SHA-256 object fed the first ``length`` bytes of ``part``."""
+    digest = hashlib.sha256()
+    with open(part, "rb") as handle:
+        while length > 0:
+            piece = handle.read(min(READ_BLOCK, length))
+            if not piece:
+                break
+            digest.update(piece)
+            length -= len(piece)
+    return digest
+
+
 def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
-               progress: ByteProgress | None = None, label: str = "") -> None:  # fmt: skip
+               progress: ByteProgress | None = None, label: str = "") -> str:  # fmt: skip
     """Append ``url``'s bytes to ``part`` from ``part``'s size on, up to ``size`` bytes; the
-    folder of ``part`` is made only once the first bytes arrived."""
-    fs, path = _filesystem(url, _timeout(timeout))
+    SHA-256 of the whole ``part`` (hex). The folder of ``part`` is made only once the first
+    bytes arrived."""
     offset = part.stat().st_size if part.exists() else 0
     if offset > size:  # a stale partial file of another version: start again
         part.unlink()
         offset = 0
+    digest = _hash_prefix(part, offset) if offset else hashlib.sha256()
     if progress is not None:
         progress(label, offset, size)
     if offset == size:
-        return
-    extra = {"cache_type": "none", "size": size} if fs.protocol[0].startswith("http") else {}
-    with fs.open(path, "rb", block_size=CHUNK, **extra) as src:
-        src.seek(offset)
+        return digest.hexdigest()
+    with _stream(url, offset, _timeout(timeout)) as src:
         dst = None
         try:
             while offset < size:
@@ -103,12 +168,14 @@ def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
                     dst = open(part, "ab")  # noqa: SIM115 (closed below)
                 dst.write(chunk)
                 dst.flush()
+                digest.update(chunk)
                 offset += len(chunk)
                 if progress is not None:
                     progress(label, offset, size)
         finally:
             if dst is not None:
                 dst.close()
+    return digest.hexdigest()
 
 
 def _cut_back(part: Path, size: int) -> None:
@@ -169,12 +236,11 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
         stale = ""
         for attempt in range(2):  # the second: again from byte 0 after a resumed mismatch
             try:
-                fetch_file(url, part, file.size, timeout, progress, file.path)
+                actual = fetch_file(url, part, file.size, timeout, progress, file.path)
             except Exception as exc:  # every failure falls back to the next remote
                 _cut_back(part, start if attempt == 0 else 0)  # drop this remote's bytes
                 answers.append(f"{url}: {stale}{_describe(exc, url)}")
                 break
-            actual = file_sha256(part)
             if actual == file.sha256:
                 return part
             part.unlink()

@@ -139,6 +139,26 @@ class OnnxPolicy:
             action = out
         return action if self.action_space is None else coerce_action(action, self.action_space)
 
+    @property
+    def batchable(self) -> bool:
+        """Whether :meth:`act_batch` gives what :meth:`act` gives row by row: no recurrent
+        state, and no sampling (an ``action`` head, or greedy ``logits``)."""
+        return self.state_shape is None and (self.output == "action" or self.deterministic)
+
+    def act_batch(self, observations: Any) -> np.ndarray:
+        """The actions for a batch of observations (rows, no action masks) in one run: for a
+        :attr:`batchable` policy, those :meth:`act` gives one row at a time."""
+        if not self.batchable:
+            raise ValueError(f"ONNX policy {self.path} is recurrent or samples its actions; "
+                             "act_batch needs a stateless greedy policy (use act)")
+        obs = np.asarray(observations, dtype=np.float32)
+        (out,) = self.session.run([self.output], {"obs": obs})
+        if self.output == "logits":
+            return np.argmax(np.asarray(out, np.float64), axis=1).astype(np.int64)
+        if np.issubdtype(out.dtype, np.integer) and out.ndim == 1:
+            return out.astype(np.int64)
+        return out
+
     def _choose(self, logits: np.ndarray, info: dict[str, Any]) -> int:
         mask = get_action_mask(None, info)
         if mask is not None:
