@@ -93,12 +93,14 @@ def test_an_environment_ranking_from_the_database(seeded, random_results):
     doc = json.loads(random_results[1].read_text())
     values = normalized_values(get_card(env.id), doc["returns"], doc["successes"])
     assert rand.interval_over == "episodes" and rand.runs == 1
+    single = "iqm_of_task_means"  # one run: its score (the mean of its episodes)
     assert (
         rand.estimate
-        == interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
-            "iqm"
+        == interval_estimates(values, single, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+            single
         ]
     )
+    assert rand.estimate.point == pytest.approx(values.mean())
     assert rand.estimate.high < ppo.estimate.low
     # filters: the zoo's Acrobot PPO trained 200k steps; random has no recorded budget
     runs = env_runs_of(seeded, env.id)
@@ -168,3 +170,20 @@ def test_a_suite_ranking_and_the_probability_of_improvement(seeded):
     assert np.all(np.diff(profile) <= 0)  # fewer runs score above a higher threshold
     with seeded() as session:
         assert session.scalars(select(Environment.id)).all()
+
+
+def test_a_single_run_ranks_by_its_mean_not_an_iqm_of_its_episodes():
+    """A success-rate run that succeeds in 70 of 100 episodes scores 70 (an IQM over its
+    0/100 episodes would give 100), its interval from the episodes; per suite, one run per
+    env gives the IQM over envs of those means."""
+    scores = [0.0] * 30 + [100.0] * 70
+    (row,) = ranking.rank_env([Run(1, "e", "m", 70.0, episode_scores=tuple(scores))])
+    assert row.interval_over == "episodes" and row.estimate.point == pytest.approx(70.0)
+    assert 55 < row.estimate.low < 70 < row.estimate.high < 85
+    runs = [
+        Run(1, "a", "m", 70.0, episode_scores=tuple(scores)),
+        Run(2, "b", "m", 20.0, episode_scores=tuple([0.0] * 80 + [100.0] * 20)),
+    ]
+    (suite_row,), _ = ranking.rank_suite(runs, ["a", "b"])
+    assert suite_row.interval_over == "episodes"
+    assert suite_row.estimate.point == pytest.approx(45.0)  # the IQM of two means is their mean

@@ -117,15 +117,24 @@ def distinct_runs(runs: Iterable[Run]) -> list[Run]:
     return sorted(chosen.values(), key=lambda r: r.result_id)
 
 
+def matrix_metric(over: str) -> str:
+    """The aggregate of a score matrix whose rows are ``over``: the IQM of its runs, or with
+    one run per env (rows are episodes) the IQM over envs of each run's score, the mean of
+    its episodes (an IQM over episodes would drop a success-rate run's failures)."""
+    return "iqm_of_task_means" if over == "episodes" else "iqm"
+
+
 def iqm_estimate(runs: Sequence[Run]) -> tuple[Estimate, str]:
-    """IQM over the runs' scores with its interval; one run: over its episodes."""
+    """IQM over the runs' scores with its interval; one run: its score (the mean of its
+    episodes) with a bootstrap interval over its episodes."""
     if len(runs) == 1 and runs[0].episode_scores:
         values, over = np.asarray(runs[0].episode_scores, dtype=float), "episodes"
     else:
         values, over = np.asarray([r.score for r in runs], dtype=float), "runs"
-    estimate = interval_estimates(values, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
-        "iqm"
-    ]
+    metric = matrix_metric(over)
+    estimate = interval_estimates(
+        values, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+    )[metric]
     return estimate, over
 
 
@@ -226,9 +235,10 @@ def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow
                 )
             )
             continue
+        metric = matrix_metric(over)
         estimate = interval_estimates(
-            matrix, "iqm", reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
-        )["iqm"]
+            matrix, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
+        )[metric]
         rows.append(
             RankedRow(
                 method, group[0].family, budget, estimate, matrix.shape[0], over, ids, verified
