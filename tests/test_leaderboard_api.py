@@ -275,3 +275,16 @@ def test_read_endpoints(app_client):
     suite = client.get("/api/suites/classic-control/ranking").json()
     assert {r["method"] for r in suite["incomplete"]} >= {"zoo-ppo", "zoo-sac"}
     assert client.get("/api/openapi.json").json()["paths"]["/api/results"]["post"]
+
+
+def test_policy_metadata_takes_a_batched_runs_seeds():
+    """A batched run lists one reset seed per env (the zoo's QuadHover: 2,048); the limit
+    names itself when passed."""
+    from pydantic import ValidationError
+
+    from rlbench_suite.leaderboard.artifacts import PolicyMetadata
+
+    meta = PolicyMetadata(env_id="rlbench/QuadHover-v0", method="m", train_seeds=list(range(2048)))
+    assert len(meta.train_seeds) == 2048
+    with pytest.raises(ValidationError, match="at most 10000 items"):
+        PolicyMetadata(env_id="rlbench/QuadHover-v0", method="m", train_seeds=[0] * 10_001)

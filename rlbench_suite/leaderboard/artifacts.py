@@ -31,7 +31,8 @@ class PolicyMetadata(BaseModel):
     env_id: str = Field(max_length=200)
     method: str = Field(max_length=100)
     training_budget_steps: int | None = Field(None, ge=0)
-    train_seeds: list[int] = Field(default_factory=list, max_length=1000)
+    # a batched run lists one reset seed per env (the zoo's QuadHover: 2,048)
+    train_seeds: list[int] = Field(default_factory=list, max_length=10_000)
     description: str | None = Field(None, max_length=5000)
 
 
