@@ -116,3 +116,41 @@ def test_the_queue_survives_a_worker_that_dies(app_client):
     assert run_pending(factory) == [(job["job"], "done")]
     with factory() as session:
         assert session.get(VerificationJob, job["job"]).attempts == 2
+
+
+def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):
+    """The zoo's TextMaze policy acts through AdmissibleActions and HashedBagOfWords (its
+    sidecar's ``wrappers``): submitted with them, the worker plays it through the same stack
+    and reproduces the zoo's result; a wrapper name outside the suite's is refused."""
+    from fastapi.testclient import TestClient
+
+    from rlbench_suite.leaderboard.app import create_app
+    from rlbench_suite.leaderboard.limits import Limits
+
+    _, factory, alice, _ = app_client
+    client = TestClient(create_app(factory, Limits(policy_bytes=1024**2)))  # a 289 kB policy
+    folder = REPO / "baselines/policies/TextMaze-v0/maskable_ppo/seed-0"
+    sidecar = json.loads((folder / "policy.onnx.meta.json").read_text())
+    metadata = {"env_id": "rlbench/TextMaze-v0", "method": "zoo-maskable_ppo",
+                "training_budget_steps": sidecar["training_budget_steps"],
+                "train_seeds": sidecar["train_seeds"], "wrappers": sidecar["wrappers"]}  # fmt: skip
+    headers = {"Authorization": f"Bearer {alice}"}
+    policy = {"policy": ("policy.onnx", (folder / "policy.onnx").read_bytes())}
+    done = client.post("/api/submissions", headers=headers, files=policy,
+                       data={"metadata": json.dumps(metadata)})  # fmt: skip
+    assert done.status_code == 202, done.text
+    assert run_pending(factory) == [(done.json()["job"], "done")]
+    status = client.get(done.json()["url"]).json()["job"]
+    expected = json.loads(
+        (REPO / "baselines/results/TextMaze-v0/maskable_ppo/seed-0/result.json").read_text()
+    )
+    with factory() as session:
+        row = session.get(Result, status["result"])
+        assert row.verification == "verified"
+        assert row.document["returns"] == expected["returns"]
+    hostile = {**metadata, "wrappers": [{"name": "evil:Module", "kwargs": {}}]}
+    refused = client.post("/api/submissions", headers=headers, files=policy,
+                          data={"metadata": json.dumps(hostile)})  # fmt: skip
+    assert refused.status_code == 422
+    assert "unknown wrapper 'evil:Module'; accepted:" in refused.text
+    assert "rlbench/AdmissibleActions-v1" in refused.text

@@ -97,6 +97,7 @@ def queue_verification(factory: sessionmaker[Session], stored: Stored, policy: P
             training_budget_steps=sidecar.training_budget_steps if sidecar else None,
             # the server takes at most SEEDS_LIMIT (a batched run trains on thousands)
             train_seeds=seeds if len(seeds) <= SEEDS_LIMIT else [],
+            wrappers=[w.model_dump() for w in sidecar.wrappers] if sidecar else [],
         )
         _, job = submit_policy(session, content, policy.name, metadata, None)
         return job.id

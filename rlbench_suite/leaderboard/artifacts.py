@@ -6,11 +6,12 @@ import hashlib
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import validation_problems
+from rlbench_suite.core.wrapper_names import STANDARD_WRAPPERS
 from rlbench_suite.leaderboard.models import (
     Environment,
     PolicyArtifact,
@@ -23,8 +24,29 @@ STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
 
 
+class SubmittedWrapper(BaseModel):
+    """One of the suite's own wrappers a submitted policy acts through (by versioned name:
+    the server runs the suite's code with these keyword arguments, never the submitter's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(max_length=100)
+    kwargs: dict[str, int | float | bool | str | None] = Field(default_factory=dict,
+                                                              max_length=20)  # fmt: skip
+
+    @field_validator("name")
+    @classmethod
+    def _standard(cls, name: str) -> str:
+        if name not in STANDARD_WRAPPERS:
+            raise ValueError(
+                f"unknown wrapper {name!r}; accepted: {', '.join(sorted(STANDARD_WRAPPERS))}"
+            )
+        return name
+
+
 class PolicyMetadata(BaseModel):
-    """What a policy submission says about itself (the ``metadata`` form field, JSON)."""
+    """What a policy submission says about itself (the ``metadata`` form field, JSON);
+    ``wrappers``: the suite's wrappers it acts through, innermost first (its sidecar's)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +56,7 @@ class PolicyMetadata(BaseModel):
     # a batched run lists one reset seed per env (the zoo's QuadHover: 2,048)
     train_seeds: list[int] = Field(default_factory=list, max_length=10_000)
     description: str | None = Field(None, max_length=5000)
+    wrappers: list[SubmittedWrapper] = Field(default_factory=list, max_length=10)
 
 
 def safe_filename(name: str | None) -> str:

@@ -62,6 +62,7 @@ def submit_policy(
         "method": method,
         "training_budget_steps": result.get("training_budget_steps"),
         "train_seeds": identity.get("train_seeds", []),
+        "wrappers": identity.get("wrappers", []),
     }
     return _post(
         server,

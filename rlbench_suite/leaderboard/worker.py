@@ -131,6 +131,7 @@ def evaluate_submission(
             "env_id": env_id,
             "train_seeds": metadata.get("train_seeds", []),
             "training_budget_steps": metadata.get("training_budget_steps"),
+            "wrappers": metadata.get("wrappers", []),  # the suite's own, checked on submission
         }
         policy.with_name("policy.onnx.meta.json").write_text(json.dumps(sidecar))
         out = Path(folder) / "result.json"
