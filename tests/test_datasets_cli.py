@@ -55,6 +55,9 @@ def test_build_reproduces_the_committed_card_then_verify_finds_corruption(cache)
     assert f"{folder / DATA_FILE}: SHA-256 mismatch: expected {card.files[0].sha256}" in (
         result.output
     )
+    assert f"run `rlbench datasets delete {DATASET}` then `rlbench datasets download" in (
+        result.output
+    )
     with pytest.raises(DatasetFileError, match="corrupt") as info:
         load(DATASET)
     assert str(folder / DATA_FILE) in str(info.value)

@@ -148,7 +148,7 @@ def test_resume_refuses_other_settings_and_says_which(tmp_path):
     changed.write_text(json.dumps({CARTPOLE: entry}))  # JSON is YAML
     with pytest.raises(TrainError, match=r"hyperparameter 'gamma': recorded 0.98, now 0.9"):
         train(TrainConfig(**settings, hyperparams=changed, resume=True))
-    with pytest.raises(TrainError, match="already holds a run; pass --resume"):
+    with pytest.raises(TrainError, match="already holds an unfinished run; pass --resume"):
         train(TrainConfig(**settings))
 
 
@@ -256,6 +256,12 @@ def test_cli_train_writes_the_whole_run_folder(tmp_path):
     assert scored.env_id == CARTPOLE and scored.training_budget_steps == 2048
     assert scored.policy["artifact_sha256"] and scored.seeds[0] == 1_000_000
     assert "trained 2048 steps" in result.output
+    # the same command again: the run is finished, so no circle through --resume
+    again = CliRunner().invoke(
+        app, ["train", CARTPOLE, "--algo", "ppo", "--budget", "2048", "--out", str(tmp_path)]
+    )
+    assert again.exit_code != 0
+    assert f"holds a finished run (its result: {run_dir / 'result.json'})" in again.output
 
 
 # --------------------------------------------------------------------------- ONNX parity

@@ -217,9 +217,16 @@ class Run:
         fresh = self.new_record()
         if not self.config.resume:
             if record_file.exists():
+                finished = json.loads(record_file.read_text(encoding="utf-8")).get("status")
+                if finished == "finished":
+                    raise TrainError(
+                        f"{self.dir} holds a finished run (its result: "
+                        f"{self.dir / 'result.json'}); choose another --out or --seed, or "
+                        "remove the folder to train it again"
+                    )
                 raise TrainError(
-                    f"{self.dir} already holds a run; pass --resume to continue it, or choose "
-                    "another --out or --seed"
+                    f"{self.dir} already holds an unfinished run; pass --resume to continue "
+                    "it, or choose another --out or --seed"
                 )
             model = self.new_model()  # refused hyperparameters leave no folder behind
             self.dir.mkdir(parents=True, exist_ok=True)

@@ -204,6 +204,10 @@ def verify_command(
             raise fail(exc) from None
         for problem in problems:
             errors.print(f"[red]{card.id}:[/red] {problem}", soft_wrap=True, highlight=False)
+        if problems:  # what to do next: fetch or rebuild over the bad copy
+            errors.print(f"{card.id}: to replace it, run `rlbench datasets delete {card.id}` "
+                         f"then `rlbench datasets download {card.id} --build`",
+                         soft_wrap=True, highlight=False)  # fmt: skip
         bad += bool(problems)
         if not problems:
             console.print(f"{card.id}: ok ({len(card.files)} files, content hash matches)",
@@ -312,7 +316,8 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
                               progress)  # type: ignore[arg-type]  # fmt: skip
     except DownloadError as exc:
         if not build:
-            raise fail(f"{exc}; or build it from source with --build") from None
+            hint = "" if "--build" in str(exc) else "; or build it from source with --build"
+            raise fail(f"{exc}{hint}") from None
         errors.print(f"{exc}; building from source", soft_wrap=True, highlight=False)
         folder = _build_verified(card, cache)
     console.print(f"{card.id}: verified, in {folder}", soft_wrap=True, highlight=False)

@@ -35,10 +35,11 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
                 if problem is not None and problem != "missing":
                     raise DatasetFileError(f"{folder / file.path}: {problem} (truncated or "
                                            f"corrupt); {fix}")  # fmt: skip
+            fetch_hint = " or load(..., download=True)" if card.remotes else ""
             raise FileNotFoundError(
                 f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
                 f"{card.id} --build` (no public mirror exists yet: --build builds it from "
-                "source) or load(..., download=True)"
+                f"source){fetch_hint}"
             )
         from rlbench_suite.datasets.remotes import DownloadError
         from rlbench_suite.datasets.remotes import download as fetch

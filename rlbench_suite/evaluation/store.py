@@ -28,8 +28,9 @@ class EpisodeLog:
         if self.path.exists():
             if not resume:
                 raise FileExistsError(
-                    f"{self.path} holds episodes of an earlier run; pass --resume to continue "
-                    "it, or remove the file to start over"
+                    f"{self.path} holds the episodes of an earlier evaluation; pass --resume to "
+                    "reuse them (a finished one is summarized again at once, an interrupted one "
+                    "continues), --out for another result file, or remove it to start over"
                 )
             self._load()
         else:
