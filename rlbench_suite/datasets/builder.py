@@ -48,6 +48,8 @@ BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "mujoco", "pybu
 """Packages whose versions a build records (the content hash is promised for these)."""
 Progress = Callable[[int, int], None]
 """Called after every episode with ``(episodes done, steps done)``."""
+TEXT_RANDOM_POLICY = "module:rlbench_suite.envs.text.random_admissible:RandomAdmissible"
+"""The random action of a Text action space: a uniform pick among the admissible commands."""
 
 
 @dataclass(frozen=True)
@@ -79,19 +81,21 @@ def play(
     env: gym.Env, policy: Any, seed: int, epsilon: float = 0.0,
     random_space: gym.Space | None = None,
 ) -> Episode:  # fmt: skip
-    """One seeded episode of ``policy`` (each action replaced by a random one with probability
-    ``epsilon``), recorded with its last next observation."""
+    """One seeded episode of ``policy`` (each action replaced by a random one, see
+    :func:`random_actions`, with probability ``epsilon``), recorded with its last next
+    observation."""
     obs, info = env.reset(seed=seed)
     policy.reset(policy_seed(seed))
     stream = np.random.default_rng(np.random.SeedSequence([seed, EPSILON_STREAM]))
+    explore = None
     if epsilon > 0:
         assert random_space is not None
-        random_space.seed(int(stream.integers(2**31)))
+        explore = random_actions(env, random_space, int(stream.integers(2**31)))
     observations, actions, rewards, terminations, truncations = [obs], [], [], [], []
     while True:
         action = policy.act(obs, info)
-        if epsilon > 0 and stream.random() < epsilon:
-            action = random_space.sample()  # type: ignore[union-attr]
+        if explore is not None and stream.random() < epsilon:
+            action = explore(obs, info)
         obs, reward, terminated, truncated, info = env.step(action)
         observations.append(obs)
         actions.append(action)
@@ -108,6 +112,19 @@ def play(
         truncations=np.asarray(truncations, dtype=bool),
         seed=seed,
     )
+
+
+def random_actions(env: gym.Env, space: gym.Space, seed: int) -> Callable[[Any, dict], Any]:
+    """``(obs, info) -> action``, the epsilon steps' random action, seeded with ``seed``: a
+    uniform sample of ``space``; on a Text space (where a random string is almost never a
+    command) a uniform pick among ``info["admissible_commands"]``
+    (:data:`TEXT_RANDOM_POLICY`)."""
+    if isinstance(space, gym.spaces.Text):
+        from rlbench_suite.policies import make_policy
+
+        return make_policy(TEXT_RANDOM_POLICY, env, seed=seed).act
+    space.seed(seed)
+    return lambda obs, info: space.sample()
 
 
 def _stack(values: list[Any], space: gym.Space) -> Any:
