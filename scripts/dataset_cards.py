@@ -7,7 +7,8 @@
 epsilon chosen (by a short sweep) so the data scores about a third of the expert's normalized
 score; "medium-expert" mixes medium and expert episodes half and half (D4RL's recipe).
 Reference returns come from the env card where its primary metric is the return; otherwise
-(QuadHover: success rate) they are measured here over the reference seeds.
+(QuadHover: success rate) or the data is joint (CoopNav: every agent's, the return the
+agents' mean) they are measured here over the reference seeds.
 
 On a Text action space (TextAdventureEasy) a uniformly random string is almost never a
 command, so "random" (the data and the reference) is RandomAdmissible, a uniform pick among
@@ -27,8 +28,10 @@ from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import load_dataset_card
 from rlbench_suite.core.seeds import DATASET_SEEDS, REFERENCE_EPISODES, REFERENCE_FIRST_SEED
 from rlbench_suite.datasets.builder import TEXT_RANDOM_POLICY
+from rlbench_suite.datasets.joint import is_joint
 
 EPS_TEXT = 0.97
+EPS_COOP = 0.83
 ROOT = Path(__file__).resolve().parents[1] / "datasets"
 # env id -> (expert policy, medium epsilon, episodes per dataset)
 SOURCES = {
@@ -43,11 +46,18 @@ SOURCES = {
         "module:rlbench_suite.envs.text.adventure.experts:TextAdventureExpert", EPS_TEXT, 200),
     "rlbench/ArmPush-v0": ("module:rlbench_suite.envs.robotics.arm.experts:ArmPushScripted",
                            0.6, 200),
+    "rlbench/CoopNav-v0": ("module:rlbench_suite.envs.multiagent.coop_nav.agents:GreedyLandmarks",
+                           EPS_COOP, 200),
 }  # fmt: skip
 NOTES = {
     "rlbench/ArmPush-v0": "Train split only: gym.make('rlbench/ArmPush-v0') with no kwargs "
                           "samples train variations (split='train' is the env's default; the "
                           "test split's block and goal cells never appear in this data).",
+    "rlbench/CoopNav-v0": "Joint data of the Parallel env (3 agents): every agent's observation, "
+                          "action and reward per step (a group per agent); every agent plays "
+                          "the policy, epsilon applies to each agent's action on its own; the "
+                          "return is the mean over agents, and the references are measured so "
+                          "(a random team, the scripted team), not the card's agent_0 ones.",
 }  # fmt: skip
 """Said in a card's description and ``source.notes`` (how the env was configured)."""
 RANDOM = {"rlbench/TextAdventureEasy-v0": TEXT_RANDOM_POLICY}
@@ -59,7 +69,9 @@ SEED_BLOCK = 1_000_000
 
 def _references(env_id: str, expert: str, random: str) -> dict:
     card = get_card(env_id)
-    if card.primary_metric == "return" and card.reference.random and card.reference.expert:
+    joint = is_joint(env_id)  # joint data: team references, measured
+    if not joint and card.primary_metric == "return" and card.reference.random \
+            and card.reference.expert:
         return {k: getattr(card.reference, k).model_dump(exclude_none=True)
                 for k in ("random", "expert")}
     from rlbench_suite.datasets.builder import measure_returns
