@@ -1,18 +1,24 @@
 """Write the suite's dataset cards (``datasets/<EnvName>/<kind>.toml``) before their builds.
 
-    .venv/bin/python scripts/dataset_cards.py            # write the missing cards
+    .venv/bin/python scripts/dataset_cards.py [ENV_ID...]  # write the missing cards (of those)
     rlbench datasets build ID --write                    # then build each and record hashes
 
 "Medium" data is the expert acting with probability epsilon of a uniformly random action, the
 epsilon chosen (by a short sweep) so the data scores about a third of the expert's normalized
 score; "medium-expert" mixes medium and expert episodes half and half (D4RL's recipe).
 Reference returns come from the env card where its primary metric is the return; otherwise
-(QuadHover: success rate) they are measured here over the reference seeds.
+(QuadHover: success rate) or the data is joint (CoopNav: every agent's, the return the
+agents' mean) they are measured here over the reference seeds.
+
+On a Text action space (TextAdventureEasy) a uniformly random string is almost never a
+command, so "random" (the data and the reference) is RandomAdmissible, a uniform pick among
+``info["admissible_commands"]``, and so are medium's epsilon steps (the builder's rule).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 
 import tomlkit
@@ -21,7 +27,11 @@ import rlbench_suite
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import load_dataset_card
 from rlbench_suite.core.seeds import DATASET_SEEDS, REFERENCE_EPISODES, REFERENCE_FIRST_SEED
+from rlbench_suite.datasets.builder import TEXT_RANDOM_POLICY
+from rlbench_suite.datasets.joint import is_joint
 
+EPS_TEXT = 0.97
+EPS_COOP = 0.83
 ROOT = Path(__file__).resolve().parents[1] / "datasets"
 # env id -> (expert policy, medium epsilon, episodes per dataset)
 SOURCES = {
@@ -31,22 +41,44 @@ SOURCES = {
     "rlbench/InvertedPendulum-v5": ("baseline:InvertedPendulum-v5/ppo/seed-0", 0.07, 50),
     "rlbench/QuadHover-v0": ("module:rlbench_suite.envs.robotics.quad.experts:QuadPIDPolicy",
                              0.33, 50),
+    "rlbench/MiniGrid-DoorKey-5x5-v0": ("baseline:MiniGrid-DoorKey-5x5-v0/ppo/seed-2", 0.9, 100),
+    "rlbench/TextAdventureEasy-v0": (
+        "module:rlbench_suite.envs.text.adventure.experts:TextAdventureExpert", EPS_TEXT, 200),
+    "rlbench/ArmPush-v0": ("module:rlbench_suite.envs.robotics.arm.experts:ArmPushScripted",
+                           0.6, 200),
+    "rlbench/CoopNav-v0": ("module:rlbench_suite.envs.multiagent.coop_nav.agents:GreedyLandmarks",
+                           EPS_COOP, 200),
 }  # fmt: skip
+NOTES = {
+    "rlbench/ArmPush-v0": "Train split only: gym.make('rlbench/ArmPush-v0') with no kwargs "
+                          "samples train variations (split='train' is the env's default; the "
+                          "test split's block and goal cells never appear in this data).",
+    "rlbench/CoopNav-v0": "Joint data of the Parallel env (3 agents): every agent's observation, "
+                          "action and reward per step (a group per agent); every agent plays "
+                          "the policy, epsilon applies to each agent's action on its own; the "
+                          "return is the mean over agents, and the references are measured so "
+                          "(a random team, the scripted team), not the card's agent_0 ones.",
+}  # fmt: skip
+"""Said in a card's description and ``source.notes`` (how the env was configured)."""
+RANDOM = {"rlbench/TextAdventureEasy-v0": TEXT_RANDOM_POLICY}
+"""The "random" policy where a uniform action sample is useless (module doc)."""
 KINDS = ("random", "medium", "expert", "medium-expert")
 SEED_BLOCK = 1_000_000
 """Each card's episodes use their own block of DATASET_SEEDS (card n: start + n * block)."""
 
 
-def _references(env_id: str, expert: str) -> dict:
+def _references(env_id: str, expert: str, random: str) -> dict:
     card = get_card(env_id)
-    if card.primary_metric == "return" and card.reference.random and card.reference.expert:
+    joint = is_joint(env_id)  # joint data: team references, measured
+    if not joint and card.primary_metric == "return" and card.reference.random \
+            and card.reference.expert:
         return {k: getattr(card.reference, k).model_dump(exclude_none=True)
                 for k in ("random", "expert")}
     from rlbench_suite.datasets.builder import measure_returns
 
     seeds = list(range(REFERENCE_FIRST_SEED, REFERENCE_FIRST_SEED + REFERENCE_EPISODES))
     out = {}
-    for kind, policy in (("random", "random"), ("expert", expert)):
+    for kind, policy in (("random", random), ("expert", expert)):
         returns = measure_returns(env_id, policy, seeds)
         out[kind] = {"value": round(float(returns.mean()), 6),
                      "std": round(float(returns.std()), 6), "policy": policy,
@@ -58,10 +90,11 @@ def _references(env_id: str, expert: str) -> dict:
     return out
 
 
-def _policies(kind: str, expert: str, epsilon: float, episodes: int) -> list[dict]:
+def _policies(kind: str, expert: str, epsilon: float, episodes: int,
+              random: str) -> list[dict]:  # fmt: skip
     medium = {"policy": expert, "episodes": episodes, "epsilon": epsilon}
     return {
-        "random": [{"policy": "random", "episodes": episodes}],
+        "random": [{"policy": random, "episodes": episodes}],
         "medium": [medium],
         "expert": [{"policy": expert, "episodes": episodes}],
         "medium-expert": [{**medium, "episodes": episodes // 2},
@@ -69,9 +102,15 @@ def _policies(kind: str, expert: str, epsilon: float, episodes: int) -> list[dic
     }[kind]
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    unknown = sorted(set(only) - set(SOURCES))
+    if unknown:
+        raise SystemExit(f"unknown env ids {unknown}; accepted: {', '.join(SOURCES)}")
     block = 0
     for env_id, (expert, epsilon, episodes) in SOURCES.items():
+        if only and env_id not in only:
+            block += len(KINDS)
+            continue
         env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
         references = None
         for kind in KINDS:
@@ -80,24 +119,34 @@ def main() -> None:
             path = ROOT / env_name / f"{kind}.toml"
             if path.exists():
                 continue
-            references = references or _references(env_id, expert)
+            random = RANDOM.get(env_id, "random")
+            explore = (
+                "a uniformly random action"
+                if random == "random"
+                else "a uniform pick among info['admissible_commands'] (RandomAdmissible)"
+            )
+            references = references or _references(env_id, expert, random)
             doc = tomlkit.document()
             doc["id"] = dataset_id
             doc["env_id"] = env_id
             doc["kind"] = kind
-            policies = _policies(kind, expert, epsilon, episodes)
+            policies = _policies(kind, expert, epsilon, episodes, random)
             doc["description"] = (
                 f"{kind.capitalize()} data of {env_id}: "
                 + "; ".join(f"{p['episodes']} episodes of {p['policy']}"
-                            + (f" taking a uniformly random action with probability "
+                            + (f" taking {explore} with probability "
                                f"{p['epsilon']}" if p.get("epsilon") else "")
                             for p in policies) + "."
             )  # fmt: skip
+            if env_id in NOTES:
+                doc["description"] += " " + NOTES[env_id]
             doc["remotes"] = []
             source = tomlkit.table()
             source["policies"] = [tomlkit.inline_table() for _ in policies]
             for table, policy in zip(source["policies"], policies, strict=True):
                 table.update(policy)
+            if env_id in NOTES:
+                source["notes"] = NOTES[env_id]
             doc["source"] = source
             doc["build"] = {"command": f"rlbench datasets build {dataset_id}",
                             "seed": DATASET_SEEDS.start + block * SEED_BLOCK}
@@ -109,4 +158,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

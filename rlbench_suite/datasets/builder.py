@@ -33,6 +33,7 @@ from rlbench_suite.core.dataset_cards import (
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
+from rlbench_suite.datasets.joint import is_joint, joint_rollouts, joint_spaces, make_joint_env
 from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
 from rlbench_suite.datasets.storage import (
     Episode,
@@ -48,6 +49,8 @@ BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "mujoco", "pybu
 """Packages whose versions a build records (the content hash is promised for these)."""
 Progress = Callable[[int, int], None]
 """Called after every episode with ``(episodes done, steps done)``."""
+TEXT_RANDOM_POLICY = "module:rlbench_suite.envs.text.random_admissible:RandomAdmissible"
+"""The random action of a Text action space: a uniform pick among the admissible commands."""
 
 
 @dataclass(frozen=True)
@@ -79,19 +82,21 @@ def play(
     env: gym.Env, policy: Any, seed: int, epsilon: float = 0.0,
     random_space: gym.Space | None = None,
 ) -> Episode:  # fmt: skip
-    """One seeded episode of ``policy`` (each action replaced by a random one with probability
-    ``epsilon``), recorded with its last next observation."""
+    """One seeded episode of ``policy`` (each action replaced by a random one, see
+    :func:`random_actions`, with probability ``epsilon``), recorded with its last next
+    observation."""
     obs, info = env.reset(seed=seed)
     policy.reset(policy_seed(seed))
     stream = np.random.default_rng(np.random.SeedSequence([seed, EPSILON_STREAM]))
+    explore = None
     if epsilon > 0:
         assert random_space is not None
-        random_space.seed(int(stream.integers(2**31)))
+        explore = random_actions(env, random_space, int(stream.integers(2**31)))
     observations, actions, rewards, terminations, truncations = [obs], [], [], [], []
     while True:
         action = policy.act(obs, info)
-        if epsilon > 0 and stream.random() < epsilon:
-            action = random_space.sample()  # type: ignore[union-attr]
+        if explore is not None and stream.random() < epsilon:
+            action = explore(obs, info)
         obs, reward, terminated, truncated, info = env.step(action)
         observations.append(obs)
         actions.append(action)
@@ -110,6 +115,19 @@ def play(
     )
 
 
+def random_actions(env: gym.Env, space: gym.Space, seed: int) -> Callable[[Any, dict], Any]:
+    """``(obs, info) -> action``, the epsilon steps' random action, seeded with ``seed``: a
+    uniform sample of ``space``; on a Text space (where a random string is almost never a
+    command) a uniform pick among ``info["admissible_commands"]``
+    (:data:`TEXT_RANDOM_POLICY`)."""
+    if isinstance(space, gym.spaces.Text):
+        from rlbench_suite.policies import make_policy
+
+        return make_policy(TEXT_RANDOM_POLICY, env, seed=seed).act
+    space.seed(seed)
+    return lambda obs, info: space.sample()
+
+
 def _stack(values: list[Any], space: gym.Space) -> Any:
     """Values of ``space`` stacked along a first axis (dicts and tuples per key, text as a list)."""
     if isinstance(space, gym.spaces.Dict):
@@ -126,25 +144,35 @@ def rollouts(card: DatasetCard, progress: Progress | None = None,
              lockstep: bool = True) -> Iterator[Episode]:  # fmt: skip
     """Every episode of ``card``'s source, in order (see the module doc for the seeds): all
     played together in lockstep where the env and the policies allow it
-    (:mod:`~rlbench_suite.datasets.lockstep`, the same episodes), else one at a time."""
+    (:mod:`~rlbench_suite.datasets.lockstep`, the same episodes), else one at a time; joint
+    episodes of a multi-agent env (:mod:`~rlbench_suite.datasets.joint`)."""
     evaluation = set(get_card(card.env_id).evaluation.seeds)
     seeds = episode_seeds(card)
     for seed in seeds:
         if seed in evaluation or seed in EVALUATION_SEEDS:  # the schema guards it too
             raise ValueError(f"{card.id}: seed {seed} is an evaluation seed")
+    parts = []  # (component, its seeds)
+    for component in card.source.policies:
+        parts.append((component, seeds[: component.episodes]))
+        seeds = seeds[component.episodes :]
+    done = steps = 0
+    for episode in _episodes(card, parts, lockstep):
+        done, steps = done + 1, steps + len(episode)
+        if progress is not None:
+            progress(done, steps)
+        yield episode
+
+
+def _episodes(card: DatasetCard, parts: list[tuple[SourcePolicy, list[int]]],
+              lockstep: bool) -> Iterator[Episode]:  # fmt: skip
+    if is_joint(card.env_id):
+        yield from joint_rollouts(card.env_id, [(c.policy, s, c.epsilon) for c, s in parts])
+        return
     env = gym.make(card.env_id)
     try:
-        blocks = []
-        for component in card.source.policies:
-            block, seeds = seeds[: component.episodes], seeds[component.episodes :]
-            blocks.append(Block(_policy_for(component, env), block, component.epsilon))
+        blocks = [Block(_policy_for(c, env), s, c.epsilon) for c, s in parts]
         played = lockstep_rollouts(env, blocks) if lockstep else None
-        done = steps = 0
-        for episode in played if played is not None else _one_at_a_time(env, blocks):
-            done, steps = done + 1, steps + len(episode)
-            if progress is not None:
-                progress(done, steps)
-            yield episode
+        yield from played if played is not None else _one_at_a_time(env, blocks)
     finally:
         env.close()
 
@@ -184,14 +212,10 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
         (staging / DATA_FILE).parent.mkdir(parents=True)
         count, steps = write_episodes(staging / DATA_FILE, episodes)
         returns = [e.total_return for e in episodes]
-        env = gym.make(card.env_id)
-        try:
-            spec_json = env.spec.to_json() if env.spec is not None else None
-        except (TypeError, ValueError):
-            spec_json = None
+        env, spec_json, spaces = _env_description(card.env_id)
         references = card.reference
         meta = minari_metadata(
-            card.id, spec_json, env.observation_space, env.action_space, count, steps,
+            card.id, spec_json, *spaces, count, steps,
             {"algorithm_name": ", ".join(p.policy for p in card.source.policies),
              "description": card.description, "code_permalink": card.build.command,
              "ref_min_score": references.random.value, "ref_max_score": references.expert.value},
@@ -215,6 +239,20 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
                        build_versions())  # fmt: skip
 
 
+def _env_description(env_id: str) -> tuple[Any, str | None, tuple[gym.Space, gym.Space]]:
+    """``(env, its spec as JSON or None, (observation space, action space))`` of a dataset
+    of ``env_id`` (joint data: the Parallel env and Dicts over its agents)."""
+    if is_joint(env_id):
+        env = make_joint_env(env_id)
+        return env, None, joint_spaces(env)
+    env = gym.make(env_id)
+    try:
+        spec_json = env.spec.to_json() if env.spec is not None else None
+    except (TypeError, ValueError):
+        spec_json = None
+    return env, spec_json, (env.observation_space, env.action_space)
+
+
 def _replace_folder(new: Path, out: Path) -> None:
     """Put the folder ``new`` in place of ``out``: two renames (the old copy is moved aside
     first, and back if the second rename fails), then the old copy is removed."""
@@ -234,7 +272,11 @@ def _replace_folder(new: Path, out: Path) -> None:
 
 def measure_returns(env_id: str, policy: str, seeds: list[int]) -> np.ndarray:
     """Episode returns of ``policy`` on ``env_id``, one seeded episode per seed (reset and
-    policy seeding as the harness does): how a dataset's reference returns are measured."""
+    policy seeding as the harness does): how a dataset's reference returns are measured.
+    Of a joint env, every agent plays ``policy`` and the return is the agents' mean."""
+    if is_joint(env_id):
+        episodes = joint_rollouts(env_id, [(policy, seeds, 0.0)])
+        return np.array([episode.total_return for episode in episodes])
     env = gym.make(env_id)
     try:
         agent = _policy_for(SourcePolicy(policy=policy, episodes=len(seeds)), env)

@@ -5,7 +5,8 @@ A dataset folder holds ``data/main_data.hdf5`` (one group ``episode_<i>`` per ep
 (T rows each) and the attributes ``id``, ``seed`` and ``total_steps``) and
 ``data/metadata.json`` (Minari's dataset metadata), so ``minari.load_dataset`` reads it from
 a Minari data path. Text spaces are stored as UTF-8 strings, Dict and Tuple spaces as groups,
-as Minari does.
+as Minari does; joint multi-agent episodes hold a group per agent under ``observations``,
+``actions`` and ``rewards``.
 
 Storage version 2 (:data:`STORAGE_VERSION`, the root attribute ``rlbench_storage``): the
 HDF5 1.10 file format (compact link storage in groups, single-chunk datasets without a B-tree),
@@ -59,7 +60,9 @@ class DatasetFileError(OSError):
 @dataclass
 class Episode:
     """One episode: ``observations`` has one row more than the step arrays (the last next
-    observation); ``terminations`` and ``truncations`` are kept apart."""
+    observation); ``terminations`` and ``truncations`` are kept apart. Joint multi-agent
+    episodes (:mod:`~rlbench_suite.datasets.joint`) hold ``observations``, ``actions`` and
+    ``rewards`` as ``{agent: array}`` (a group per agent in the file)."""
 
     observations: Any
     actions: Any
@@ -70,10 +73,13 @@ class Episode:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.rewards)
+        return len(self.terminations)
 
     @property
     def total_return(self) -> float:
+        """The episode's return; of joint episodes, the mean over agents of each's return."""
+        if isinstance(self.rewards, dict):
+            return float(np.mean([np.sum(r, dtype=np.float64) for r in self.rewards.values()]))
         return float(np.sum(self.rewards, dtype=np.float64))
 
 
