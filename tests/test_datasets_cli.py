@@ -128,8 +128,10 @@ def test_every_dataset_card_is_a_registered_offline_id():
     from rlbench_suite.core.dataset_cards import dataset_cards
 
     for dataset_id, card in dataset_cards().items():
-        spec = gym.spec(dataset_id)
-        assert spec.kwargs == {"dataset_id": dataset_id}
+        spec = gym.spec(dataset_id)  # the online env's stack, then the dataset's wrapper
+        offline = spec.additional_wrappers[-1]
+        assert (offline.name, offline.kwargs) == ("rlbench/OfflineDataset-v0",
+                                                  {"dataset_id": dataset_id})  # fmt: skip
         assert card.built, f"{dataset_id}: build it with `rlbench datasets build --write`"
 
 
