@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# the leaderboard tests' fixtures: a PostgreSQL cluster per test process, databases, corpus
-pytest_plugins = ["tests.leaderboard_support"]
+# the leaderboard tests' fixtures (a PostgreSQL cluster per test process, databases, corpus)
+# and the offline tests' data dir of small built datasets
+pytest_plugins = ["tests.leaderboard_support", "tests.offline_support"]
 
 
 @pytest.fixture
