@@ -47,6 +47,18 @@ def _offline_env_card(dataset_id: str) -> EnvCard:
     }, deep=True)  # fmt: skip
 
 
+def offline_env_cards() -> list[EnvCard]:
+    """The card of every offline id whose online card loads (the leaderboard's catalog takes
+    them beside the environment cards)."""
+    found = []
+    for dataset_id in dataset_cards():
+        try:
+            found.append(offline_env_card(dataset_id))
+        except UnknownEnvError:  # the online card failed to load: its own warning says why
+            continue
+    return found
+
+
 def dataset_of(card: EnvCard) -> DatasetCard | None:
     """The dataset card of an offline id's card; None for any other card."""
     if card.family != OFFLINE_FAMILY:
