@@ -40,14 +40,14 @@ from rlbench_suite.resources import content_dir
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-EVAL_EPISODES = 30
+EVAL_EPISODES = 20
 """Episodes of each committed result (the card's first evaluation seeds)."""
 
 
 def _train_one(entry: OfflineEntry, seed: int) -> Path:
     out = runs_dir() / "offline"
     config = TrainConfig(entry.dataset, entry.algo, seed=seed, budget=entry.budget, out=out,
-                         eval_every=max(1, entry.budget // 5), eval_episodes=3,
+                         eval_every=max(1, entry.budget // 4), eval_episodes=2,
                          final_episodes=1)  # fmt: skip
     run_dir = out / entry.card.name / entry.algo / f"seed-{seed}"
     record = run_dir / "run.json"
