@@ -135,3 +135,12 @@ def test_bad_offline_hyperparameters_name_the_key(tmp_path, data_dir):
     path.write_text(json.dumps({"rlbench/Pendulum-v1": {**entry, "beta": 1.0, "expectile": 1}}))
     with pytest.raises(ValueError, match="'expectile' is not a hyperparameter"):
         train(_config(tmp_path, CONTINUOUS, "iql", hyperparams=path))
+
+
+def test_rlbench_reproduce_retrains_an_offline_run_identically(tmp_path, data_dir):
+    from rlbench_suite.baselines.reproduce_run import reproduce_run
+
+    report = train(_config(tmp_path, CONTINUOUS, "bc", budget=30, eval_every=15))
+    again = reproduce_run(report.run_dir, tmp_path / "again")
+    assert again.differences == [], again.differences
+    assert again.identical and again.max_return_difference == 0.0
