@@ -12,7 +12,9 @@ repository: ``baselines/policies/<Env>-<kind>-vN/<algo>/seed-<S>/policy.onnx`` (
 ``baselines/results/<Env>-<kind>-vN/<algo>/seed-<S>/`` with ``run.json``, ``curve.csv`` and
 ``result.json``: the harness's evaluation of the committed policy on the offline id (the
 dataset's normalization), named ``baseline:<Env>-<kind>-vN/<algo>/seed-<S>``. A collected
-seed is skipped, so the script can be stopped and started again at any time.
+seed is skipped, so the script can be stopped and started again at any time. The manifest's
+consecutive entries of one env form a block whose seeds go round-robin (every entry of the
+block trains its first seed before any trains its second).
 """
 
 from __future__ import annotations
@@ -93,21 +95,35 @@ def main() -> None:
         page.write_text(replace_report(text, report_markdown(offline_entries())), encoding="utf-8")
         print(f"wrote the offline baselines' table into {page}")
         return
-    for entry in entries:
-        for seed in entry.seeds:
-            done = (result_folder(entry.dataset, entry.algo, seed) / "result.json").is_file()
-            if args.list:
-                print(f"{'done' if done else 'todo'}  {entry.dataset} {entry.algo} seed {seed} "
-                      f"({entry.budget} gradient steps)")  # fmt: skip
-                continue
-            if done:
-                continue
-            started = time.perf_counter()
-            run_dir = _train_one(entry, seed)
-            _collect(entry, seed, run_dir)
-            print(f"{entry.dataset} {entry.algo} seed {seed}: "
-                  f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    for entry, seed in _order(entries):
+        done = (result_folder(entry.dataset, entry.algo, seed) / "result.json").is_file()
+        if args.list:
+            print(f"{'done' if done else 'todo'}  {entry.dataset} {entry.algo} seed {seed} "
+                  f"({entry.budget} gradient steps)")  # fmt: skip
+            continue
+        if done:
+            continue
+        started = time.perf_counter()
+        run_dir = _train_one(entry, seed)
+        _collect(entry, seed, run_dir)
+        print(f"{entry.dataset} {entry.algo} seed {seed}: "
+              f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
 
+
+def _order(entries: list[OfflineEntry]) -> list[tuple[OfflineEntry, int]]:
+    """The (entry, seed) pairs in training order: the manifest's consecutive entries of one
+    env form a block, and a block trains its entries' first seeds before their second."""
+    blocks: list[list[OfflineEntry]] = []
+    for entry in entries:
+        if blocks and blocks[-1][0].card.env_id == entry.card.env_id:
+            blocks[-1].append(entry)
+        else:
+            blocks.append([entry])
+    order = []
+    for block in blocks:
+        rounds = max(len(e.seeds) for e in block)
+        order += [(e, e.seeds[i]) for i in range(rounds) for e in block if i < len(e.seeds)]
+    return order
 
 if __name__ == "__main__":
     main()
