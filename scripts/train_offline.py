@@ -74,7 +74,8 @@ def _collect(entry: OfflineEntry, seed: int, run_dir: Path) -> None:
     card = resolve_card(entry.dataset)
     protocol = default_protocol(card, episodes=EVAL_EPISODES)
     tmp = results / ".result.json.tmp"
-    evaluate(card, f"baseline:{name}", protocol, workers=1, out=tmp)
+    log = tmp.with_name(tmp.name + ".episodes.jsonl")  # an evaluation stopped midway goes on
+    evaluate(card, f"baseline:{name}", protocol, workers=1, out=tmp, resume=log.is_file())
     tmp.replace(results / "result.json")
     for leftover in results.glob(".result.json.tmp*"):
         leftover.unlink()
