@@ -68,7 +68,7 @@ def result_folder(dataset_id: str, algo: str, seed: int) -> Path:
 
 
 @dataclasses.dataclass(frozen=True)
-class OfflineRun:
+class CommittedRun:
     """One committed seed: its Result and its run record."""
 
     entry: OfflineEntry
@@ -86,20 +86,20 @@ class OfflineRun:
         return self.result.normalized_score.point
 
 
-def committed(entry: OfflineEntry) -> list[OfflineRun]:
+def committed(entry: OfflineEntry) -> list[CommittedRun]:
     """The seeds of ``entry`` whose results are committed."""
     runs = []
     for seed in entry.seeds:
         folder = result_folder(entry.dataset, entry.algo, seed)
         if (folder / "result.json").is_file():
             record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-            runs.append(OfflineRun(entry, seed, load_result(folder / "result.json"), record))
+            runs.append(CommittedRun(entry, seed, load_result(folder / "result.json"), record))
     return runs
 
 
-def scores_by_dataset(entries: list[OfflineEntry]) -> dict[str, dict[str, list[OfflineRun]]]:
+def scores_by_dataset(entries: list[OfflineEntry]) -> dict[str, dict[str, list[CommittedRun]]]:
     """dataset id -> algo -> its committed runs (entries with none are left out)."""
-    table: dict[str, dict[str, list[OfflineRun]]] = {}
+    table: dict[str, dict[str, list[CommittedRun]]] = {}
     for entry in entries:
         runs = committed(entry)
         if runs:
@@ -107,7 +107,7 @@ def scores_by_dataset(entries: list[OfflineEntry]) -> dict[str, dict[str, list[O
     return table
 
 
-def _cell(runs: list[OfflineRun] | None) -> str:
+def _cell(runs: list[CommittedRun] | None) -> str:
     if not runs:
         return "-"
     scores = np.array([r.score for r in runs])
