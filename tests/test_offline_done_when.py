@@ -5,14 +5,11 @@ trained policy on the offline id."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from rlbench_suite.core.dataset_cards import get_dataset_card
-from tests.conftest import run_cli, run_python
+from tests.conftest import run_cli, run_python, served
 
 pytest.importorskip("h5py")
 pytest.importorskip("onnxruntime")
@@ -28,20 +25,9 @@ def test_serve_download_load_train_and_evaluate_an_offline_id(tmp_path):
     assert done.returncode == 0, done.stderr
 
     user = {"RLBENCH_DATA_DIR": str(tmp_path / "user")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "rlbench_suite.cli", "datasets", "serve", str(mirror),
-         "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    try:
-        url = server.stdout.readline().split(" at ")[1].split()[0]
-        assert url.startswith("http://127.0.0.1:")
+    with served(mirror) as url:
         done = run_cli("datasets", "download", DATASET, "--remote", url, env=user)
         assert done.returncode == 0, done.stderr
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
     code = (
         "import gymnasium as gym, rlbench_suite\n"
