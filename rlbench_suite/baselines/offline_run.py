@@ -56,7 +56,7 @@ class OfflineModel:
     cfg: Any
     module: Any
 
-    _actor: Any = None
+    _actor: Any = dataclasses.field(default=None, init=False, repr=False)
 
     @property
     def num_timesteps(self) -> int:
