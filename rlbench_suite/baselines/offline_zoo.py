@@ -121,23 +121,25 @@ def report_markdown(entries: list[OfflineEntry]) -> str:
     brackets) per algorithm, the data's own score, and the compute behind it."""
     table = scores_by_dataset(entries)
     algos = [a for a in ALGO_ORDER if any(a in row for row in table.values())]
+    budgets = {a: sorted({r.entry.budget for row in table.values() for r in row.get(a, [])})
+               for a in algos}  # fmt: skip
+    header = [f"{a} ({', '.join(map(str, budgets[a]))})" for a in algos]
     lines = [
-        "| dataset | data | " + " | ".join(algos) + " | gradient steps |",
-        "| --- | --- | " + " | ".join("---" for _ in algos) + " | --- |",
+        "| dataset | data | " + " | ".join(header) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in algos) + " |",
     ]
     seconds = 0.0
     for dataset_id, row in table.items():
         card = get_dataset_card(dataset_id)
         data = card.normalized_score(card.mean_return) if card.mean_return is not None else None
-        budgets = sorted({r.entry.budget for runs in row.values() for r in runs})
         seconds += sum(r.run["wall_time_s"] for runs in row.values() for r in runs)
         cells = " | ".join(_cell(row.get(a)) for a in algos)
         data_cell = f"{data:.1f}" if data is not None else "-"
-        lines.append(f"| `{dataset_id}` | {data_cell} | {cells} | "
-                     f"{', '.join(map(str, budgets))} |")  # fmt: skip
+        lines.append(f"| `{dataset_id}` | {data_cell} | {cells} |")
     runs = sum(len(r) for row in table.values() for r in row.values())
-    lines += ["", f"{runs} runs, {seconds / 60:.1f} minutes of training in all (wall time of the "
-              "runs, one niced CPU core each, evaluations included)."]  # fmt: skip
+    lines += ["", f"Gradient steps in brackets after each algorithm. {runs} runs, "
+              f"{seconds / 60:.1f} minutes of training in all (the runs' wall time on one niced "
+              "CPU core each, curve evaluations included)."]  # fmt: skip
     return "\n".join(lines)
 
 
