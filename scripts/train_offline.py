@@ -42,8 +42,6 @@ from rlbench_suite.resources import content_dir
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-EVAL_EPISODES = 20
-"""Episodes of each committed result (the card's first evaluation seeds)."""
 
 
 def _train_one(entry: OfflineEntry, seed: int) -> Path:
@@ -72,7 +70,7 @@ def _collect(entry: OfflineEntry, seed: int, run_dir: Path) -> None:
             raise SystemExit(f"{run_dir / file} is over 5 MB; not committing it")
         shutil.copy2(run_dir / file, folder / file)
     card = resolve_card(entry.dataset)
-    protocol = default_protocol(card, episodes=EVAL_EPISODES)
+    protocol = default_protocol(card)  # the offline id's: core.offline_cards.EVAL_EPISODES
     tmp = results / ".result.json.tmp"
     log = tmp.with_name(tmp.name + ".episodes.jsonl")  # an evaluation stopped midway goes on
     evaluate(card, f"baseline:{name}", protocol, workers=1, out=tmp, resume=log.is_file())

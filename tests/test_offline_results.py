@@ -21,7 +21,9 @@ from rlbench_suite.baselines.offline_zoo import (
     scores_by_dataset,
 )
 from rlbench_suite.core.dataset_cards import get_dataset_card
+from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.evaluation import default_protocol
 from rlbench_suite.resources import content_dir
 
 ENTRIES = offline_entries()
@@ -58,6 +60,7 @@ def test_the_first_entries_are_committed():
 def test_each_committed_seed_is_whole_small_and_scored_on_its_dataset():
     for dataset_id, row in COMMITTED.items():
         card = get_dataset_card(dataset_id)
+        protocol = default_protocol(resolve_card(dataset_id))
         for algo, runs in row.items():
             for run in runs:
                 name = baseline_name(dataset_id, algo, run.seed)
@@ -72,6 +75,7 @@ def test_each_committed_seed_is_whole_small_and_scored_on_its_dataset():
                 assert result.env_id == dataset_id and result.policy["name"] == name
                 assert result.normalization.references_from == f"dataset {dataset_id}"
                 assert not set(result.seeds) & set(run.run["train_seeds"])
+                assert result.protocol_hash == protocol.hash  # the leaderboard takes it
                 scores = card.normalized_score(np.array(result.returns))
                 assert result.normalized_score.point == pytest.approx(float(np.mean(scores)))
 

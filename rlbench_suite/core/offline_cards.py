@@ -3,10 +3,11 @@
 An offline id (``rlbench/QuadHover-medium-v0``) is the online env of its dataset card plus
 the dataset. Its :class:`~rlbench_suite.core.cards.EnvCard` is derived from the two cards,
 never written by hand: the online card's entry point, kwargs, wrappers, step limit, success
-rule and evaluation defaults; the dataset card's id and reference returns; ``family =
-"offline"`` and ``primary_metric = "return"``. So an offline id is scored as D4RL scores it:
-the episode return on the dataset's random (0) to expert (100) scale, which is 100 times
-D4RL's ``get_normalized_score`` (:data:`NORMALIZATION_SCALE`).
+rule and evaluation seeds; the dataset card's id and reference returns; ``family =
+"offline"``, ``primary_metric = "return"`` and :data:`EVAL_EPISODES` episodes by default.
+So an offline id is scored as D4RL scores it: the episode return on the dataset's random (0)
+to expert (100) scale, which is 100 times D4RL's ``get_normalized_score``
+(:data:`NORMALIZATION_SCALE`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from rlbench_suite.core.catalog import UnknownEnvError, get_card, normalize_id
 from rlbench_suite.core.dataset_cards import DatasetCard, dataset_cards, get_dataset_card
 
 OFFLINE_FAMILY = "offline"
+EVAL_EPISODES = 20
+"""Episodes of an offline id's default protocol (CORL evaluates 10; the online cards 50-100):
+offline baselines are many small runs, each scored by the harness."""
 NORMALIZATION_SCALE = (
     "0-100 on the dataset card's random and expert returns: 100 x D4RL's get_normalized_score"
 )
@@ -40,6 +44,7 @@ def _offline_env_card(dataset_id: str) -> EnvCard:
         "reference": References(random=dataset.reference.random,
                                 expert=dataset.reference.expert),
         "trained": [],
+        "evaluation": online.evaluation.model_copy(update={"episodes": EVAL_EPISODES}),
         "suites": [],
         "tags": [*online.tags, "offline", dataset.kind],
         "upstream_id": None,
