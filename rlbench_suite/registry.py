@@ -31,7 +31,8 @@ from rlbench_suite.core.catalog import (
     get_card,
     renamed_message,
 )
-from rlbench_suite.core.dataset_cards import dataset_cards, dataset_catalog_errors
+from rlbench_suite.core.dataset_cards import DatasetCard, dataset_cards, dataset_catalog_errors
+from rlbench_suite.core.offline_cards import offline_env_card, resolve_card
 from rlbench_suite.core.protocol import canonical_hash
 from rlbench_suite.core.wrapper_names import WRAPPERS, wrapper_entry_point
 from rlbench_suite.wrappers.base import apply_wrappers
@@ -39,7 +40,7 @@ from rlbench_suite.wrappers.stats import set_reference_lookup
 
 MultiAgentApi = Literal["parallel", "aec"]
 AGENT_VIEW_ENTRY_POINT = "rlbench_suite.registry:make_agent_view"
-OFFLINE_ENTRY_POINT = "rlbench_suite.datasets.offline:make_offline_env"
+OFFLINE_WRAPPER = "rlbench/OfflineDataset-v0"
 WRAPPED_ENTRY_POINT = "rlbench_suite.registry:make_wrapped"
 WRAPPED_VECTOR_ENTRY_POINT = "rlbench_suite.registry:make_wrapped_vector"
 STATISTICS_WRAPPER = "rlbench/EpisodeStatistics-v0"
@@ -82,6 +83,35 @@ def register_card(card: EnvCard) -> None:
     )
 
 
+def register_offline(dataset: DatasetCard) -> None:
+    """Register a dataset's offline id: the online env's entry point and stack, scored on the
+    dataset's references (:func:`~rlbench_suite.core.offline_cards.offline_env_card`), with
+    the :data:`OFFLINE_WRAPPER` (``get_dataset()``, ``get_normalized_score``) on top. So
+    ``env.spec`` is the offline id's own spec all the way down, and ``gym.make(env.spec)``
+    rebuilds the same env."""
+    try:
+        card = offline_env_card(dataset)
+    except LookupError:  # the online card failed to load: its own warning says why
+        return
+    offline = WrapperSpec(OFFLINE_WRAPPER, wrapper_entry_point(OFFLINE_WRAPPER),
+                          {"dataset_id": dataset.id})  # fmt: skip
+    native = card.vector_entry_point is not None  # make_wrapped builds the stack itself
+    if card.is_multiagent:  # the Gymnasium view of the online game
+        entry_point, kwargs = AGENT_VIEW_ENTRY_POINT, _agent_view_kwargs(get_card(dataset.env_id))
+    elif native:
+        entry_point, kwargs = WRAPPED_ENTRY_POINT, {"env_id": card.id, **card.kwargs}
+    else:
+        entry_point, kwargs = card.entry_point, dict(card.kwargs)
+    gym.register(
+        id=card.id,
+        entry_point=entry_point,
+        max_episode_steps=card.max_episode_steps,
+        reward_threshold=card.reward_threshold,
+        kwargs=kwargs,
+        additional_wrappers=(*wrapper_specs(card), offline),
+    )
+
+
 def _agent_view_kwargs(card: EnvCard) -> dict[str, Any]:
     """The registered kwargs of a multi-agent card's Gymnasium view (in the spec and its hash)."""
     return {"env_id": card.id} | ({"opponents": card.opponents} if card.opponents else {})
@@ -114,8 +144,9 @@ def _with_time_limit(card: EnvCard, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_wrapped(env_id: str, **kwargs: Any) -> gym.Env:
-    """The entry point of a card with a native vector env: its single env, already wrapped."""
-    card = get_card(env_id)
+    """The entry point of a card with a native vector env (or of its offline ids): its single
+    env, already wrapped."""
+    card = resolve_card(env_id)
     env = load_entry_point(card.entry_point)(**_with_time_limit(card, kwargs))
     return apply_wrappers(env, list(wrapper_specs(card)))
 
@@ -135,7 +166,10 @@ def added_wrappers(spec: gym.envs.registration.EnvSpec | None) -> list[dict[str,
     """
     if spec is None:
         raise ValueError("the env has no spec: make it with gym.make('<card id>')")
-    registered = [w.name for w in wrapper_specs(get_card(spec.id))]
+    card = resolve_card(spec.id)
+    registered = [w.name for w in wrapper_specs(card)]
+    if card.family == "offline":
+        registered.append(OFFLINE_WRAPPER)
     applied = [w for w in spec.additional_wrappers if w.name not in BOOKKEEPING_WRAPPERS]
     if [w.name for w in applied[: len(registered)]] != registered:
         raise ValueError(
@@ -197,14 +231,12 @@ def register_all() -> int:
     field (and listed by :func:`~rlbench_suite.core.catalog.catalog_errors`).
     """
     catalog = cards()
-    set_reference_lookup(lambda env_id: get_card(env_id).reference_values())
+    set_reference_lookup(lambda env_id: resolve_card(env_id).reference_values())
     for card in catalog.values():
         register_card(card)
     _register_renamed()
     for dataset in dataset_cards().values():  # offline ids: the online env plus its dataset
-        gym.register(id=dataset.id, entry_point=OFFLINE_ENTRY_POINT,
-                     kwargs={"dataset_id": dataset.id},
-                     order_enforce=False, disable_env_checker=True)  # the inner env has them
+        register_offline(dataset)
     for error in (*catalog_errors(), *dataset_catalog_errors()):
         warnings.warn(str(error), CatalogWarning, stacklevel=2)
     return len(catalog)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# the leaderboard tests' fixtures: a PostgreSQL cluster per test process, databases, corpus
-pytest_plugins = ["tests.leaderboard_support"]
+# the leaderboard tests' fixtures (a PostgreSQL cluster per test process, databases, corpus)
+# and the offline tests' data dir of small built datasets
+pytest_plugins = ["tests.leaderboard_support", "tests.offline_support"]
 
 
 @pytest.fixture
@@ -66,3 +68,22 @@ def learn_ppo(vector_env, steps: int = 2000):
     )
     model.learn(steps)
     return model
+
+
+@contextlib.contextmanager
+def served(folder: Path):
+    """``rlbench datasets serve FOLDER`` in a subprocess on 127.0.0.1 and a free port: yields
+    its base URL, stops it at the end."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rlbench_suite.cli", "datasets", "serve", str(folder),
+         "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        url = server.stdout.readline().split(" at ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

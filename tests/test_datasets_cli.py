@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -17,6 +13,7 @@ from rlbench_suite.core.dataset_cards import DATA_FILE, get_dataset_card
 from rlbench_suite.datasets import load, recover_environment
 from rlbench_suite.datasets.cache import dataset_folder
 from rlbench_suite.datasets.storage import DatasetFileError
+from tests.conftest import served
 
 pytest.importorskip("h5py")
 DATASET = "rlbench/CartPole-random-v0"  # the smallest suite dataset: builds in about a second
@@ -89,23 +86,11 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
     result = run("datasets", "publish", DATASET, "--to", str(mirror))
     assert result.exit_code == 0 and (mirror / card.id / DATA_FILE).is_file()
     assert run("datasets", "delete", DATASET).exit_code == 0
-    server = subprocess.Popen(
-        [sys.executable, "-m", "rlbench_suite.cli", "datasets", "serve", str(mirror),
-         "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    try:
-        line = server.stdout.readline()
-        url = line.split(" at ")[1].split()[0]
-        assert url.startswith("http://127.0.0.1:")
+    with served(mirror) as url:
         result = run("datasets", "download", DATASET, "--remote", url)
         assert result.exit_code == 0, result.output
         for f in card.files:  # piped (not a terminal): one line per finished file
             assert result.output.count(f"{DATASET} {f.path}: ") == 1, result.output
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     env = gym.make(DATASET)
     data = env.get_dataset()
     assert data["observations"].shape == (card.steps, 4)
@@ -131,8 +116,10 @@ def test_every_dataset_card_is_a_registered_offline_id():
     from rlbench_suite.core.dataset_cards import dataset_cards
 
     for dataset_id, card in dataset_cards().items():
-        spec = gym.spec(dataset_id)
-        assert spec.kwargs == {"dataset_id": dataset_id}
+        spec = gym.spec(dataset_id)  # the online env's stack, then the dataset's wrapper
+        offline = spec.additional_wrappers[-1]
+        assert (offline.name, offline.kwargs) == ("rlbench/OfflineDataset-v0",
+                                                  {"dataset_id": dataset_id})  # fmt: skip
         assert card.built, f"{dataset_id}: build it with `rlbench datasets build --write`"
 
 

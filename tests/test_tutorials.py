@@ -62,4 +62,4 @@ def test_the_tutorial_runs(page, tmp_path):
 def test_there_are_the_tutorials_issue_16_asks_for():
     names = {p.stem for p in RUNNER.tutorials()}
     assert {"evaluate-your-agent", "train-and-reproduce", "add-your-environment",
-            "evaluate-on-ray", "submit-to-the-leaderboard"} <= names  # fmt: skip
+            "evaluate-on-ray", "submit-to-the-leaderboard", "offline-iql"} <= names  # fmt: skip

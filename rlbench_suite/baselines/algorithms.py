@@ -3,8 +3,8 @@
 One registry, :data:`ALGORITHMS`, keyed by the lower-case names used on the command line
 and as the file names of ``baselines/hyperparams/<algo>.yaml``. The SB3 packages are
 imported only when a class is asked for. ``native`` algorithms are the suite's own
-single-file ones (``fast_ppo``): their "class" is the config dataclass whose fields are the
-hyperparameters.
+single-file ones (``fast_ppo``, and the ``offline`` algorithms that train on datasets): their
+"class" is the config dataclass whose fields are the hyperparameters.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ class Algorithm:
     """Self-play against a league of snapshots and fixed opponents (league.py)."""
     native: bool = False
     """One of the suite's single-file algorithms (not SB3; trained by ``native_run.NativeRun``)."""
+    offline: bool = False
+    """Trains on a dataset (an offline id), never on the env (``offline_run.OfflineRun``)."""
+    discrete_package: str | None = None
+    """An offline algorithm's module for Discrete actions, where it is another file."""
 
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
@@ -66,6 +70,7 @@ class Algorithm:
         return isinstance(action_space, self.action_spaces)
 
 
+OFFLINE_PACKAGE = "rlbench_suite.baselines.offline"
 _ANY = (spaces.Discrete, spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -101,6 +106,24 @@ ALGORITHMS: dict[str, Algorithm] = {
             True,
             (spaces.Discrete, spaces.Box),
             native=True,
+        ),
+        *(
+            Algorithm(
+                name,
+                f"{OFFLINE_PACKAGE}.{name}",
+                "Config",
+                False,
+                spaces_,
+                native=True,
+                offline=True,
+                discrete_package=discrete,
+            )
+            for name, spaces_, discrete in (
+                ("bc", (spaces.Box, spaces.Discrete), None),
+                ("td3bc", (spaces.Box,), None),
+                ("iql", (spaces.Box,), None),
+                ("cql", (spaces.Box, spaces.Discrete), f"{OFFLINE_PACKAGE}.cql_discrete"),
+            )
         ),
     )
 }

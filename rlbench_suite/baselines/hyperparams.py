@@ -172,18 +172,22 @@ def read_file(path: Path) -> dict[str, Any]:
     return {env_key(key): value for key, value in data.items()}
 
 
-def load_hyperparams(algo: Algorithm, env_id: str, path: str | Path | None = None) -> Hyperparams:
-    """The validated entry for ``env_id`` in ``path`` (default: the suite's ``<algo>.yaml``)."""
+def load_hyperparams(
+    algo: Algorithm, env_id: str | list[str], path: str | Path | None = None
+) -> Hyperparams:
+    """The validated entry for ``env_id`` in ``path`` (default: the suite's ``<algo>.yaml``);
+    given a list of ids, the first that has an entry (an offline id, then its env's)."""
     file = Path(path) if path is not None else hyperparams_file(algo)
     entries = read_file(file)
-    env_id = env_key(env_id)
-    if env_id not in entries:
+    ids = [env_key(i) for i in ([env_id] if isinstance(env_id, str) else env_id)]
+    found = [i for i in ids if i in entries]
+    if not found:
         known = ", ".join(sorted(entries)) or "none"
         raise HyperparamsError(
-            f"{file} has no hyperparameters for {env_id} (entries: {known}); add one, or pass "
-            "--hyperparams FILE with an entry for it"
+            f"{file} has no hyperparameters for {' or '.join(ids)} (entries: {known}); add one, "
+            "or pass --hyperparams FILE with an entry for it"
         )
-    return parse_entry(algo, env_id, entries[env_id], file)
+    return parse_entry(algo, found[0], entries[found[0]], file)
 
 
 def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None) -> Hyperparams:
@@ -280,3 +284,22 @@ def sb3_kwargs(params: Hyperparams, action_space: Any) -> dict[str, Any]:
         )
         kwargs["action_noise"] = noise(np.zeros(n), params.entry.noise_std * np.ones(n))
     return kwargs
+
+
+def native_config(
+    config_class: type, params: Hyperparams, settings: dict[str, Any],
+    error: type[Exception] = HyperparamsError,
+) -> Any:  # fmt: skip
+    """A native algorithm's config dataclass from an entry's ``settings``; a refused value is
+    an ``error`` naming the file, the env id and each key (the trainer passes its
+    ``TrainError``)."""
+    from pydantic import TypeAdapter
+
+    try:
+        return TypeAdapter(config_class).validate_python(settings, strict=False)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"key {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
+        )
+        where = f"{params.path}: {params.env_id}"
+        raise error(f"{where}: hyperparameters refused: {problems}") from None

@@ -11,6 +11,7 @@ import gymnasium as gym
 
 from rlbench_suite.baselines import checkpoints
 from rlbench_suite.baselines.algorithms import check_action_space
+from rlbench_suite.baselines.hyperparams import native_config
 from rlbench_suite.baselines.sb3_run import Run
 from rlbench_suite.baselines.training_envs import TrainError, make_vector_env
 
@@ -51,20 +52,10 @@ class NativeRun(Run):
     """
 
     def ppo_config(self) -> Any:
-        from pydantic import TypeAdapter, ValidationError
-
         from rlbench_suite.baselines import fast_ppo
 
         settings = {**self.params.algo_kwargs, "total_timesteps": self.budget}
-        try:
-            return TypeAdapter(fast_ppo.PPOConfig).validate_python(settings, strict=False)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"key {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
-            )
-            raise TrainError(
-                f"{self.params.path}: {self.card.id}: hyperparameters refused: {problems}"
-            ) from None
+        return native_config(fast_ppo.PPOConfig, self.params, settings, TrainError)
 
     def new_model(self) -> Any:
         from rlbench_suite.baselines import fast_ppo

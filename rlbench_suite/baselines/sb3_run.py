@@ -144,7 +144,8 @@ class Run:
         self.on_progress = on_progress
         self.algo = get_algorithm(config.algo)
         self.card = card_for(config.env_id, self.algo)
-        self.params = load_hyperparams(self.algo, self.card.id, config.hyperparams)
+        self.algo = self.algorithm_for(self.algo)
+        self.params = load_hyperparams(self.algo, self.hyperparams_ids(), config.hyperparams)
         self.budget = int(config.budget or self.params.entry.n_timesteps)
         if self.budget < 1:
             raise TrainError(f"--budget must be a positive number of steps, got {self.budget}")
@@ -161,6 +162,14 @@ class Run:
         self.pending_rng: dict[str, Any] | None = None
         self.record: dict[str, Any] = {}
         self.start_step = 0
+
+    def algorithm_for(self, algo: Algorithm) -> Algorithm:
+        """The algorithm that trains on this card (an offline run picks a discrete variant)."""
+        return algo
+
+    def hyperparams_ids(self) -> list[str]:
+        """The hyperparameter entries to use, the first found (the card's id)."""
+        return [self.card.id]
 
     # -- the run record ---------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """One training run: ``rlbench train ID --algo ALGO``, as a function (:func:`train`).
 
-A run trains an SB3 algorithm on a card's environment with the hyperparameters of
+A run trains an SB3 algorithm (or one of the suite's own, ``native_run``; an offline one on a
+dataset, ``offline_run``) on a card's environment with the hyperparameters of
 ``baselines/hyperparams/<algo>.yaml`` (or ``--hyperparams FILE``), checkpoints at rollout
 boundaries, writes a learning curve, and ends with the policy as ONNX, scored by the
 evaluation harness. Its folder (``<out>/<env-name>/<algo>/seed-<S>/``)::
@@ -73,5 +74,10 @@ def train(
     ``HyperparamsError`` before training when the run cannot be made; an interrupted run
     (``KeyboardInterrupt``) leaves ``status: interrupted`` and its checkpoints behind.
     """
-    run = NativeRun if get_algorithm(config.algo).native else Run
+    algo = get_algorithm(config.algo)
+    if algo.offline:
+        from rlbench_suite.baselines.offline_run import OfflineRun
+
+        return OfflineRun(config, on_progress).run(callbacks)
+    run = NativeRun if algo.native else Run
     return run(config, on_progress).run(callbacks)

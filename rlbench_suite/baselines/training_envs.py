@@ -8,14 +8,16 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlbench_suite import EnvCard, UnknownEnvError, get_card
-from rlbench_suite.baselines.algorithms import Algorithm
+from rlbench_suite import EnvCard, UnknownEnvError
+from rlbench_suite.baselines.algorithms import ALGORITHMS, Algorithm
 from rlbench_suite.baselines.hyperparams import (
     Hyperparams,
     HyperparamsError,
     hyperparams_file,
     read_file,
 )
+from rlbench_suite.core.dataset_cards import dataset_cards
+from rlbench_suite.core.offline_cards import dataset_of, resolve_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
 from rlbench_suite.wrappers import apply_wrappers
 
@@ -29,15 +31,34 @@ class SeedOverlapError(TrainError):
 
 
 def card_for(env_id: str, algo: Algorithm) -> EnvCard:
-    """The card of ``env_id``; an unknown id's error lists the ids ``algo`` has entries for."""
+    """The card of ``env_id`` (an offline id's for an offline algorithm); an unknown id's
+    error lists the ids ``algo`` has entries for, and an id of the wrong kind (an offline id
+    for an online algorithm, or the reverse) names what is accepted."""
     try:
-        return get_card(env_id)
+        card = resolve_card(env_id)
     except UnknownEnvError as exc:
         try:
             known = ", ".join(read_file(hyperparams_file(algo))) or "none"
         except HyperparamsError:
             known = "none"
         raise UnknownEnvError(f"{exc} Ids with {algo.name} hyperparameters: {known}") from None
+    offline = [a.name for a in ALGORITHMS.values() if a.offline]
+    online = [a.name for a in ALGORITHMS.values() if not a.offline]
+    dataset = dataset_of(card)
+    if dataset is not None and not algo.offline:
+        raise TrainError(
+            f"{card.id} is an offline id (a dataset): train on it with --algo "
+            f"{' | '.join(offline)}; --algo {algo.name} trains online, on {dataset.env_id}"
+        )
+    if dataset is None and algo.offline:
+        ids = [d for d in dataset_cards() if dataset_cards()[d].env_id == card.id]
+        hint = f" ({', '.join(ids)})" if ids else " (rlbench datasets list)"
+        raise TrainError(
+            f"--algo {algo.name} is an offline algorithm: it trains on an offline (dataset) id "
+            f"such as rlbench/<Env>-<kind>-vN{hint}, not on the env {card.id}; online "
+            f"algorithms: {', '.join(online)}"
+        )
+    return card
 
 
 def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from rlbench_suite.cli.common import app, console, fail, number, progress_bar
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.catalog import UnknownEnvError, get_card
+from rlbench_suite.core.catalog import UnknownEnvError
+from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.evaluation.protocols import default_protocol
@@ -70,7 +71,9 @@ def run_evaluation(
 
 @app.command("eval")
 def eval_command(
-    env_id: Annotated[str, typer.Argument(help="The environment id.")],
+    env_id: Annotated[str, typer.Argument(
+        help="The environment id, or an offline (dataset) id, scored on the dataset's "
+        "references.")],
     policy: Annotated[
         str, typer.Option(help=f"One of: {POLICY_SPECS_TEXT}.")
     ],
@@ -114,7 +117,7 @@ def eval_command(
         raise fail(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     token = _submission_checks(submit, server, method)
     try:
-        card = get_card(env_id)
+        card = resolve_card(env_id)
         protocol = default_protocol(
             card, episodes=episodes, seeds=_parse_seeds(seeds),
             deterministic=False if stochastic else None,
@@ -187,6 +190,11 @@ def show_result(result: Result) -> None:
         table.add_row(name, number(est.point), f"[{number(est.low)}, {number(est.high)}]",
                       est.method)  # fmt: skip
     console.print(table)
+    if result.normalization is not None:
+        n = result.normalization
+        console.print(f"normalized_score: {n.metric} on {n.references_from}'s references (random "
+                      f"{number(n.random)}, expert {number(n.expert)}); {n.scale}",
+                      soft_wrap=True, markup=False)  # fmt: skip
     options = result.protocol.reset_options
     console.print(
         f"{result.protocol.episodes} episodes, protocol {result.protocol.protocol_id}"

@@ -49,9 +49,10 @@ def open_database(db: str | None, sync: bool = True):
     cards = spec_hash = None
     if sync:
         from rlbench_suite.core.catalog import cards as all_cards
+        from rlbench_suite.core.offline_cards import offline_env_cards
         from rlbench_suite.registry import spec_hash
 
-        cards = list(all_cards().values())
+        cards = [*all_cards().values(), *offline_env_cards()]  # offline ids rank too
     try:
         return prepare_database(url, cards, spec_hash), url
     except DatabaseURLError as exc:

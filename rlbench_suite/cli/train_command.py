@@ -82,14 +82,18 @@ class _Display:
 
 @app.command("train")
 def train_command(
-    env_id: Annotated[str, typer.Argument(help="The environment id, e.g. rlbench/CartPole-v1.")],
+    env_id: Annotated[str, typer.Argument(
+        help="The environment id (rlbench/CartPole-v1), or an offline id for --algo bc, td3bc, "
+        "iql, cql (rlbench/QuadHover-medium-v0).")],
     algo: Annotated[
         str,
         typer.Option(help=f"One of: {', '.join(ALGORITHMS)}."),
     ],
     seed: Annotated[int, typer.Option(help="Training seed (0-9999).")] = 0,
     budget: Annotated[
-        int | None, typer.Option(min=1, help="Environment steps (default: n_timesteps).")
+        int | None,
+        typer.Option(min=1, help="Environment steps; gradient steps for offline algorithms "
+                     "(default: n_timesteps)."),
     ] = None,
     hyperparams: Annotated[
         Path | None,

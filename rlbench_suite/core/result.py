@@ -47,6 +47,19 @@ class EpisodeRecord(BaseModel):
     )
 
 
+class Normalization(BaseModel):
+    """Which references and scale a result's ``normalized_score`` is on, where that is not the
+    environment card's own (an offline id: the dataset card's random and expert returns)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    references_from: str = Field(description="the card whose references normalize")
+    metric: str
+    random: float
+    expert: float
+    scale: str = Field(description="what 0 and 100 mean, and how it relates to other scales")
+
+
 class Result(BaseModel):
     """A scored, reproducible evaluation of one policy on one environment."""
 
@@ -64,6 +77,9 @@ class Result(BaseModel):
     successes: list[bool]
     aggregates: dict[str, IntervalEstimate]
     normalized_score: IntervalEstimate | None = None
+    normalization: Normalization | None = Field(
+        None, description="set when the references are not the env card's (offline ids)"
+    )
     training_budget_steps: int | None = None
     wall_time_s: float
     backend: str

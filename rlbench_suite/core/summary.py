@@ -8,7 +8,8 @@ import numpy as np
 
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.metrics import interval_estimates, success_rate
-from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate
+from rlbench_suite.core.offline_cards import NORMALIZATION_SCALE, OFFLINE_FAMILY
+from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate, Normalization
 from rlbench_suite.core.scoring import normalized_score, primary_values, scored_by_success
 
 BOOTSTRAP_REPS = 2000
@@ -64,4 +65,17 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
             "point": float(values.mean()), "low": float(low), "high": float(high),
             "method": f"{primary.method}, mapped through the normalization",
         })  # fmt: skip
-    return {"aggregates": aggregates, "normalized_score": normalized}
+    return {"aggregates": aggregates, "normalized_score": normalized,
+            "normalization": normalization_of(card) if normalized is not None else None}
+
+
+def normalization_of(card: EnvCard) -> Normalization | None:
+    """The :class:`Normalization` a result on ``card`` records: an offline id's (its dataset's
+    references, on :data:`~rlbench_suite.core.offline_cards.NORMALIZATION_SCALE`); None for an
+    environment card, whose result is on its own references."""
+    references = card.reference_values()
+    if card.family != OFFLINE_FAMILY or references is None:
+        return None
+    return Normalization(references_from=f"dataset {card.id}", metric=card.primary_metric,
+                         random=references[0], expert=references[1],
+                         scale=NORMALIZATION_SCALE)  # fmt: skip

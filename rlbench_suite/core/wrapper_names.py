@@ -23,6 +23,7 @@ STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/AdmissibleActions-v1": "rlbench_suite.wrappers.text:AdmissibleActions",
     "rlbench/HashedBagOfWords-v0": "rlbench_suite.wrappers.text:HashedBagOfWords",
     "rlbench/DiffHistory-v0": "rlbench_suite.wrappers.text:DiffHistory",
+    "rlbench/OfflineDataset-v0": "rlbench_suite.datasets.offline:OfflineEnv",
 }
 
 WRAPPERS: dict[str, str] = dict(STANDARD_WRAPPERS)

@@ -1,8 +1,9 @@
 """Offline environment ids (D4RL style) and the Minari-style ``load`` / ``recover_environment``.
 
 Every dataset card is registered as a Gymnasium id (``rlbench/CartPole-medium-v0``) whose env
-is the online env (``card.env_id``, with its standardized wrappers) plus ``get_dataset()`` and
-``get_normalized_score(returns)``, as D4RL users expect.
+is the online env (``card.env_id``, with its standardized wrappers, scoring episodes on the
+dataset's references) plus ``get_dataset()`` and ``get_normalized_score(returns)``, as D4RL
+users expect (:class:`OfflineEnv`, registered by ``registry.register_offline``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset
 from rlbench_suite.datasets.cache import check_file, dataset_folder, expected_files, is_cached
 from rlbench_suite.datasets.loader import OfflineDataset
 from rlbench_suite.datasets.storage import DatasetFileError
+from rlbench_suite.wrappers.base import VersionedWrapper, register_wrapper
 
 
 def load(dataset_id: str | DatasetCard, download: bool = False,
@@ -66,13 +68,20 @@ def recover_environment(dataset_id: str | DatasetCard, eval_env: bool = False,
     return gym.make(get_dataset_card(dataset_id).env_id, **kwargs)
 
 
-class OfflineEnv(gym.Wrapper):
-    """The online env of a dataset plus ``get_dataset()`` and ``get_normalized_score()``."""
+@register_wrapper("rlbench/OfflineDataset-v0")
+class OfflineEnv(VersionedWrapper, gym.Wrapper):
+    """The online env of a dataset plus ``get_dataset()`` and ``get_normalized_score()``.
 
-    def __init__(self, env: gym.Env, card: DatasetCard, root: Path | None = None) -> None:
-        super().__init__(env)
-        self.dataset_card = card
-        self._root = root
+    ``gym.make(offline id)`` puts it on top of the online env's standard stack, whose
+    statistics score episodes on the dataset's references (``core.offline_cards``); the
+    registry records it in the offline id's spec as ``rlbench/OfflineDataset-v0``.
+    """
+
+    def __init__(self, env: gym.Env, dataset_id: str, root: str | None = None) -> None:
+        VersionedWrapper.__init__(self, dataset_id=dataset_id, root=root)
+        gym.Wrapper.__init__(self, env)
+        self.dataset_card = get_dataset_card(dataset_id)
+        self._root = Path(root) if root is not None else None
 
     @property
     def dataset_id(self) -> str:
@@ -93,9 +102,3 @@ class OfflineEnv(gym.Wrapper):
         divided by 100."""
         score = self.dataset_card.normalized_score(returns)
         return score / 100 if np.ndim(score) else float(score) / 100
-
-
-def make_offline_env(dataset_id: str, **kwargs: Any) -> gym.Env:
-    """The entry point of an offline id: the card's online env, as an :class:`OfflineEnv`."""
-    card = get_dataset_card(dataset_id)
-    return OfflineEnv(gym.make(card.env_id, **kwargs), card)

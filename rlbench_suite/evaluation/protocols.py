@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.catalog import as_card
+from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.protocol import EvalProtocol
 from rlbench_suite.evaluation.workers import EvaluationError
 from rlbench_suite.registry import spec_hash, wrapper_specs
@@ -27,7 +27,7 @@ def default_protocol(
     reset_options: dict[str, Any] | None = None,
 ) -> EvalProtocol:
     """The card's default protocol (see :meth:`EvalProtocol.for_card`) for its registered spec."""
-    card = as_card(env)
+    card = resolve_card(env)
     return EvalProtocol.for_card(card, spec_hash(card), episodes, seeds, deterministic,
                                  reset_options)  # fmt: skip
 

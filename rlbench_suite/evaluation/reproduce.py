@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.result import Result
 from rlbench_suite.evaluation.runner import evaluate
 from rlbench_suite.policies import POLICY_SPECS_TEXT
@@ -31,7 +31,7 @@ def compare_runs(
     ``policy_keys``: the policy's recorded fields that must agree (a re-trained policy lives
     at another path, so its ``spec`` differs by nature)."""
     differences = []
-    now = spec_hash(get_card(original.env_id))
+    now = spec_hash(resolve_card(original.env_id))
     if now != original.spec_hash:
         differences.append(
             f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "

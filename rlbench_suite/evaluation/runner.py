@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.catalog import as_card
+from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.protocol import EvalProtocol
 from rlbench_suite.core.provenance import collect
 from rlbench_suite.core.result import EpisodeRecord, Result
@@ -74,7 +74,7 @@ def evaluate(
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")
-    card = as_card(env)
+    card = resolve_card(env)
     protocol = current_protocol(card, protocol or default_protocol(card))
     workers = max(1, workers or os.cpu_count() or 1)
     started = dt.datetime.now(dt.UTC)

@@ -1,0 +1,196 @@
+"""A training run of an offline algorithm on an offline id (``rlbench train
+rlbench/QuadHover-medium-v0 --algo iql``): the same run folder, curve, checkpoints, ONNX
+policy and Result as an online run (:class:`~.sb3_run.Run`), with gradient steps as the
+budget.
+
+The data is the dataset of the id, loaded from the cache (``rlbench datasets download`` puts
+it there; a missing dataset is an error saying so). The learning curve plays the policy on
+the online env at fixed intervals of gradient steps, scored on the dataset's references (the
+offline id's env); the final Result is the harness's, on the offline id.
+
+Seeds: ``--seed`` seeds torch and the minibatch sampler and must be a training seed, as for
+online runs. The policy records as its training seeds ``--seed`` and every episode seed of
+the dataset, so the harness refuses an evaluation that replays an episode of the data.
+
+Checkpoints hold ``agent.pt``: the networks, optimizers and schedules, the step, the
+sampler's and torch's generator states; a resumed run goes on exactly as an uninterrupted
+one (``resume_exact`` stays true).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlbench_suite.baselines import checkpoints
+from rlbench_suite.baselines.algorithms import Algorithm, check_action_space
+from rlbench_suite.baselines.hyperparams import native_config
+from rlbench_suite.baselines.sb3_run import Run
+from rlbench_suite.baselines.training_envs import TrainError
+from rlbench_suite.core.offline_cards import dataset_of
+
+AGENT_FILE = "agent.pt"
+BOUNDARY_EVERY = 250
+"""Gradient steps between progress reports (curve points and checkpoints fall on their own
+steps exactly)."""
+
+
+class _NoEnv:
+    """An offline run trains on no env; :meth:`Run.run` closes the model's."""
+
+    def close(self) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class OfflineModel:
+    """An offline agent as the trainer and the curve see a model: the step count,
+    deterministic ``predict`` on raw observations, no env."""
+
+    agent: Any
+    data: Any
+    spec: Any
+    cfg: Any
+    module: Any
+
+    _actor: Any = dataclasses.field(default=None, init=False, repr=False)
+
+    @property
+    def num_timesteps(self) -> int:
+        return int(self.agent.step)
+
+    def actor(self) -> Any:
+        """The deterministic policy on raw observations (sharing the agent's weights)."""
+        from rlbench_suite.baselines.offline.common import ExportedActor
+
+        if self._actor is None:
+            self._actor = ExportedActor(self.agent.policy(), self.spec)
+        return self._actor
+
+    def predict(self, obs: Any, deterministic: bool = True, **_: Any) -> tuple[Any, None]:
+        actor = self.actor().eval()  # no dropout while acting
+        try:
+            return actor.predict(obs), None
+        finally:
+            actor.train()
+
+    def get_vec_normalize_env(self) -> None:
+        return None
+
+    def get_env(self) -> _NoEnv:
+        return _NoEnv()
+
+
+class OfflineRun(Run):
+    """A run of an offline algorithm (module docstring)."""
+
+    def algorithm_for(self, algo: Algorithm) -> Algorithm:
+        import gymnasium as gym
+
+        env = gym.make(self.card.id)
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+        env.close()
+        try:
+            check_action_space(algo, self.card.id, self.action_space)
+        except ValueError as exc:
+            raise TrainError(str(exc)) from None
+        if algo.discrete_package and isinstance(self.action_space, gym.spaces.Discrete):
+            return dataclasses.replace(algo, package=algo.discrete_package)
+        return algo
+
+    def hyperparams_ids(self) -> list[str]:
+        dataset = dataset_of(self.card)
+        assert dataset is not None  # card_for refused other cards
+        return [self.card.id, dataset.env_id]
+
+    def vector_backend(self) -> str:
+        return "offline"
+
+    def new_record(self) -> dict[str, Any]:
+        dataset = dataset_of(self.card)
+        assert dataset is not None
+        episode_seeds = list(
+            range(dataset.build.seed, dataset.build.seed + dataset.source.episodes)
+        )
+        self.train_seeds = [self.config.seed, *episode_seeds]
+        dataset_record = {"id": dataset.id, "content_sha256": dataset.content_sha256}
+        return {
+            **super().new_record(),
+            "train_seeds": self.train_seeds,
+            "budget_unit": "gradient steps",
+            "dataset": dataset_record,
+        }
+
+    def new_model(self) -> OfflineModel:
+        import torch
+
+        from rlbench_suite.baselines.offline.common import OfflineDataError, Transitions, data_spec
+        from rlbench_suite.datasets.offline import load
+
+        module = importlib.import_module(self.algo.package)
+        cfg = native_config(module.Config, self.params, self.params.algo_kwargs, TrainError)
+        dataset_card = dataset_of(self.card)
+        try:
+            dataset = load(dataset_card)  # type: ignore[arg-type]
+        except FileNotFoundError as exc:
+            raise TrainError(str(exc)) from None
+        try:
+            spec = data_spec(dataset, self.observation_space, self.action_space, cfg.normalize)
+        except OfflineDataError as exc:
+            raise TrainError(f"{self.card.id}: {exc}") from None
+        torch.manual_seed(self.config.seed)
+        data = Transitions(dataset, spec, self.config.seed)
+        if getattr(cfg, "frac", 1.0) < 1.0:
+            data.keep_best_episodes(cfg.frac)
+        agent = module.Agent(spec, cfg, self.budget)
+        return OfflineModel(agent, data, spec, cfg, module)
+
+    def restore(self, checkpoint: Path) -> tuple[OfflineModel, dict[str, Any]]:
+        import torch
+
+        model = self.new_model()
+        saved = torch.load(checkpoint / AGENT_FILE, weights_only=False)
+        model.agent.load_state_dict(saved["agent"])
+        model.data.generator.set_state(saved["sampler_rng"])
+        torch.set_rng_state(saved["torch_rng"])
+        return model, checkpoints.read_state(checkpoint)
+
+    def _save_agent(self, model: OfflineModel, path: Path) -> None:
+        import torch
+
+        state = {
+            "agent": model.agent.state_dict(),
+            "sampler_rng": model.data.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "algo": self.algo.package,
+            "config": dataclasses.asdict(model.cfg),
+        }
+        torch.save(state, path)
+
+    def save_checkpoint(self, model: Any, state: dict[str, Any]) -> None:
+        def write(folder: Path) -> bool:
+            self._save_agent(model, folder / AGENT_FILE)
+            return True  # no env to pickle: the whole state is in agent.pt
+
+        checkpoints.write_checkpoint(self.dir, model.num_timesteps, write, state)
+
+    def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
+        if callbacks:
+            raise TrainError(f"--algo {self.algo.name} takes no SB3 callbacks")
+        self.at_boundary(model)
+        batch_size = model.cfg.batch_size
+        while model.agent.step < self.budget:
+            model.agent.update(model.data.sample(batch_size))
+            step = model.agent.step
+            if step >= min(self.next_eval, self.next_checkpoint) or step % BOUNDARY_EVERY == 0:
+                self.at_boundary(model)
+
+    def save_model(self, model: Any, onnx_path: Path) -> list[str]:
+        from rlbench_suite.baselines.offline.common import export_onnx
+
+        self._save_agent(model, self.dir / AGENT_FILE)
+        export_onnx(model.actor().eval(), onnx_path, self.algo.name)
+        return [AGENT_FILE]

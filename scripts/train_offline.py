@@ -1,0 +1,128 @@
+"""Train the offline baselines (``baselines/offline.yaml``) and commit their small artifacts.
+
+    OMP_NUM_THREADS=1 nohup nice -n 19 python scripts/train_offline.py &   # resumable
+    python scripts/train_offline.py --only QuadHover   # entries whose dataset id contains it
+    python scripts/train_offline.py --list             # what is done and what is left
+    python scripts/train_offline.py --report           # docs/datasets.md's offline table
+
+Each (entry, seed) trains with ``rlbench train <offline id> --algo ALGO`` into the data dir's
+``runs/offline/`` folder (resuming an interrupted run from its checkpoint; the datasets must
+be in the cache: ``rlbench datasets download ID``, or ``--build``), then is collected into the
+repository: ``baselines/policies/<Env>-<kind>-vN/<algo>/seed-<S>/policy.onnx`` (+ sidecar) and
+``baselines/results/<Env>-<kind>-vN/<algo>/seed-<S>/`` with ``run.json``, ``curve.csv`` and
+``result.json``: the harness's evaluation of the committed policy on the offline id (the
+dataset's normalization), named ``baseline:<Env>-<kind>-vN/<algo>/seed-<S>``. A collected
+seed is skipped, so the script can be stopped and started again at any time. The manifest's
+consecutive entries of one env form a block whose seeds go round-robin (every entry of the
+block trains its first seed before any trains its second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from pathlib import Path
+
+from rlbench_suite.baselines.offline_zoo import (
+    REPORT_END,
+    REPORT_START,
+    OfflineEntry,
+    baseline_name,
+    offline_entries,
+    replace_report,
+    report_markdown,
+    result_folder,
+)
+from rlbench_suite.baselines.train import TrainConfig, train
+from rlbench_suite.core.offline_cards import resolve_card
+from rlbench_suite.evaluation import default_protocol, evaluate
+from rlbench_suite.paths import runs_dir
+from rlbench_suite.resources import content_dir
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _train_one(entry: OfflineEntry, seed: int) -> Path:
+    out = runs_dir() / "offline"
+    config = TrainConfig(entry.dataset, entry.algo, seed=seed, budget=entry.budget, out=out,
+                         eval_every=max(1, entry.budget // 4), eval_episodes=2,
+                         final_episodes=1)  # fmt: skip
+    run_dir = out / entry.card.name / entry.algo / f"seed-{seed}"
+    record = run_dir / "run.json"
+    finished = record.is_file() and '"status": "finished"' in record.read_text(encoding="utf-8")
+    if not finished:
+        config.resume = record.is_file()
+        train(config)
+    return run_dir
+
+
+def _collect(entry: OfflineEntry, seed: int, run_dir: Path) -> None:
+    name = baseline_name(entry.dataset, entry.algo, seed)
+    policies = content_dir("baselines") / "policies" / name
+    results = result_folder(entry.dataset, entry.algo, seed)
+    policies.mkdir(parents=True, exist_ok=True)
+    results.mkdir(parents=True, exist_ok=True)
+    for file, folder in (("policy.onnx", policies), ("policy.onnx.meta.json", policies),
+                         ("run.json", results), ("curve.csv", results)):  # fmt: skip
+        if (run_dir / file).stat().st_size > MAX_FILE_BYTES:
+            raise SystemExit(f"{run_dir / file} is over 5 MB; not committing it")
+        shutil.copy2(run_dir / file, folder / file)
+    card = resolve_card(entry.dataset)
+    protocol = default_protocol(card)  # the offline id's: core.offline_cards.EVAL_EPISODES
+    tmp = results / ".result.json.tmp"
+    log = tmp.with_name(tmp.name + ".episodes.jsonl")  # an evaluation stopped midway goes on
+    evaluate(card, f"baseline:{name}", protocol, workers=1, out=tmp, resume=log.is_file())
+    tmp.replace(results / "result.json")
+    for leftover in results.glob(".result.json.tmp*"):
+        leftover.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="entries whose dataset id contains this")
+    parser.add_argument("--list", action="store_true", help="what is done and what is left")
+    parser.add_argument("--report", action="store_true", help="write docs/datasets.md's table")
+    args = parser.parse_args()
+    entries = [e for e in offline_entries() if not args.only or args.only in e.dataset]
+    if args.report:
+        page = DOCS / "datasets.md"
+        text = page.read_text(encoding="utf-8")
+        if REPORT_START not in text or REPORT_END not in text:
+            raise SystemExit(f"{page} has no {REPORT_START} ... {REPORT_END} markers")
+        page.write_text(replace_report(text, report_markdown(offline_entries())), encoding="utf-8")
+        print(f"wrote the offline baselines' table into {page}")
+        return
+    for entry, seed in _order(entries):
+        done = (result_folder(entry.dataset, entry.algo, seed) / "result.json").is_file()
+        if args.list:
+            print(f"{'done' if done else 'todo'}  {entry.dataset} {entry.algo} seed {seed} "
+                  f"({entry.budget} gradient steps)")  # fmt: skip
+            continue
+        if done:
+            continue
+        started = time.perf_counter()
+        run_dir = _train_one(entry, seed)
+        _collect(entry, seed, run_dir)
+        print(f"{entry.dataset} {entry.algo} seed {seed}: "
+              f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+
+
+def _order(entries: list[OfflineEntry]) -> list[tuple[OfflineEntry, int]]:
+    """The (entry, seed) pairs in training order: the manifest's consecutive entries of one
+    env form a block, and a block trains its entries' first seeds before their second."""
+    blocks: list[list[OfflineEntry]] = []
+    for entry in entries:
+        if blocks and blocks[-1][0].card.env_id == entry.card.env_id:
+            blocks[-1].append(entry)
+        else:
+            blocks.append([entry])
+    order = []
+    for block in blocks:
+        rounds = max(len(e.seeds) for e in block)
+        order += [(e, e.seeds[i]) for i in range(rounds) for e in block if i < len(e.seeds)]
+    return order
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The committed offline baselines (``baselines/offline.yaml``, ``scripts/train_offline.py``):
+their artifacts, the sanity ordering D4RL's benchmarks show, and the docs' table. Read from
+the committed files; nothing trains here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlbench_suite.baselines.algorithms import get_algorithm
+from rlbench_suite.baselines.hyperparams import load_hyperparams
+from rlbench_suite.baselines.offline_zoo import (
+    REPORT_END,
+    REPORT_START,
+    baseline_name,
+    offline_entries,
+    report_markdown,
+    result_folder,
+    scores_by_dataset,
+)
+from rlbench_suite.core.dataset_cards import get_dataset_card
+from rlbench_suite.core.offline_cards import resolve_card
+from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.evaluation import default_protocol
+from rlbench_suite.resources import content_dir
+
+ENTRIES = offline_entries()
+COMMITTED = scores_by_dataset(ENTRIES)
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "datasets.md"
+
+
+def _env(dataset_id: str) -> str:
+    return get_dataset_card(dataset_id).env_id
+
+
+def _mean(runs, attr: str) -> float:
+    return float(np.mean([getattr(r, attr) for r in runs]))
+
+
+def test_every_manifest_entry_trains_an_offline_algorithm_with_committed_hyperparameters():
+    assert ENTRIES
+    for entry in ENTRIES:
+        algo = get_algorithm(entry.algo)
+        assert algo.offline, entry
+        params = load_hyperparams(algo, [entry.dataset, _env(entry.dataset)])
+        assert params.entry.source.reference
+        assert entry.budget > 0 and all(s in TRAINING_SEEDS for s in entry.seeds)
+
+
+def test_the_first_entries_are_committed():
+    """The sanity checks below run on what is committed; QuadHover's medium and expert data
+    (the first entries) are."""
+    for kind in ("medium", "expert"):
+        row = COMMITTED.get(f"rlbench/QuadHover-{kind}-v0", {})
+        assert {"bc", "iql", "td3bc"} <= set(row), f"QuadHover-{kind}: {sorted(row)}"
+
+
+def test_each_committed_seed_is_whole_small_and_scored_on_its_dataset():
+    for dataset_id, row in COMMITTED.items():
+        card = get_dataset_card(dataset_id)
+        protocol = default_protocol(resolve_card(dataset_id))
+        for algo, runs in row.items():
+            for run in runs:
+                name = baseline_name(dataset_id, algo, run.seed)
+                folder = result_folder(dataset_id, algo, run.seed)
+                policy = content_dir("baselines") / "policies" / name / "policy.onnx"
+                files = [folder / f for f in ("run.json", "curve.csv", "result.json")]
+                for path in [*files, policy, policy.with_name("policy.onnx.meta.json")]:
+                    assert path.is_file() and path.stat().st_size < 5 * 1024 * 1024, path
+                assert run.run["status"] == "finished" and run.run["steps"] == run.entry.budget
+                assert run.run["dataset"]["content_sha256"] == card.content_sha256
+                result = run.result
+                assert result.env_id == dataset_id and result.policy["name"] == name
+                assert result.normalization.references_from == f"dataset {dataset_id}"
+                assert not set(result.seeds) & set(run.run["train_seeds"])
+                assert result.protocol_hash == protocol.hash  # the leaderboard takes it
+                scores = card.normalized_score(np.array(result.returns))
+                assert result.normalized_score.point == pytest.approx(float(np.mean(scores)))
+
+
+MEDIUM = [d for d, row in COMMITTED.items() if get_dataset_card(d).kind == "medium"
+          and "bc" in row and ({"td3bc", "iql"} & set(row))]  # fmt: skip
+EXPERT = [d for d in COMMITTED if get_dataset_card(d).kind == "expert"]
+
+
+CEILING = 99.5
+"""Scores from here up are the expert's: where BC and the best of TD3+BC and IQL are both
+there, a tie is no failure of the ordering (nothing is left to beat)."""
+KNOWN_VIOLATIONS = {
+    "rlbench/QuadHover-medium-v0": (
+        "BC 76.7 against IQL 53.1 and TD3+BC 52.5 (3 seeds; 2000, 3000, 5000 gradient steps): "
+        "the medium data is the PID expert with a third of its actions uniformly random, and "
+        "BC's regression to the mean action removes that noise; IQL's curves peak at 750-1500 "
+        "steps (2-episode points up to 86) and fall by 3000, TD3+BC's still rise at 5000: "
+        "budgets under 1/200 of CORL's 1M steps"
+    ),
+}
+"""Where the committed results break the ordering, and why as far as known: reported, not
+tuned away (a strict xfail, so a re-trained result that holds the ordering says so)."""
+
+
+@pytest.mark.parametrize(
+    "dataset_id",
+    [pytest.param(d, marks=pytest.mark.xfail(reason=KNOWN_VIOLATIONS[d], strict=True))
+     if d in KNOWN_VIOLATIONS else d for d in MEDIUM],
+)  # fmt: skip
+def test_on_medium_data_td3bc_or_iql_beats_bc(dataset_id):
+    row = COMMITTED[dataset_id]
+    bc = _mean(row["bc"], "score")
+    best = max(_mean(row[a], "score") for a in ("td3bc", "iql") if a in row)
+    scores = {a: round(_mean(r, "score"), 1) for a, r in row.items()}
+    assert best > bc or min(best, bc) >= CEILING, scores
+
+
+EXPERT_VIOLATIONS = {
+    ("rlbench/Pendulum-expert-v0", "cql"): (
+        "CQL after 1000 gradient steps (a step costs about 10 TD3+BC steps here) with CORL's "
+        "policy rate 3e-5 returns -1395 on average, below the random data's -1233 (and a "
+        "policy applying no torque, -1174): it has not learned to swing up yet"
+    ),
+}
+"""(dataset, algorithm) pairs whose committed results fall below the random data's return."""
+
+
+@pytest.mark.parametrize(
+    ("dataset_id", "algo"),
+    [pytest.param(d, a, marks=pytest.mark.xfail(reason=EXPERT_VIOLATIONS[d, a], strict=True))
+     if (d, a) in EXPERT_VIOLATIONS else (d, a) for d in EXPERT for a in COMMITTED[d]],
+)  # fmt: skip
+def test_on_expert_data_every_algorithm_beats_the_random_datas_return(dataset_id, algo):
+    random_data = get_dataset_card(dataset_id.replace("-expert-", "-random-"))
+    assert random_data.mean_return is not None
+    assert _mean(COMMITTED[dataset_id][algo], "mean_return") > random_data.mean_return
+
+
+def test_the_docs_table_is_generated_from_the_committed_results():
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = text.index(REPORT_START) + len(REPORT_START), text.index(REPORT_END)
+    assert text[start:end].strip() == report_markdown(ENTRIES).strip(), (
+        "run `python scripts/train_offline.py --report`"
+    )
+    for dataset_id in COMMITTED:
+        assert f"`{dataset_id}`" in text[start:end]
