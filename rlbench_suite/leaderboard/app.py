@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
-from rlbench_suite.leaderboard import api, dataset_files, pages, views
+from rlbench_suite.leaderboard import api, api_docs, dataset_files, pages, views
 from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
 from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
@@ -26,7 +26,7 @@ def create_app(
         title="rlbench-suite leaderboard",
         description="Results ranked by IQM normalized score with 95% stratified-bootstrap "
         "intervals, one evaluation protocol at a time.",
-        docs_url="/api/docs",
+        docs_url=None,  # /api/docs is api_docs: no CDN, works offline
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
@@ -36,6 +36,7 @@ def create_app(
     app.state.rate = SubmissionRate(limits.submissions_per_minute, factory)
     app.add_middleware(ResponseCache, factory=factory)
     app.add_middleware(RefuseNulInURL)
+    app.include_router(api_docs.router)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(dataset_files.router)
