@@ -195,3 +195,25 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
                 continue
             target = tmp_path / html.unescape(link).lstrip("/")
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/results/999999", 404, "no result 999999"),
+        ("/results/abc", 422, "invalid request: path.result_id: Input should be a valid integer"),
+        ("/methods/nope", 404, "no method &#39;nope&#39; on this leaderboard"),
+        ("/no/such/page", 404, "no page at /no/such/page on this leaderboard"),
+        ("/envs/rlbench/Nope-v0", 404, "no environment &#39;rlbench/Nope-v0&#39;"),
+    ],
+)
+def test_page_errors_are_the_html_error_page_and_api_errors_stay_json(site, path, status, message):
+    client, _ = site
+    page = client.get(path)
+    assert page.status_code == status
+    assert page.headers["content-type"].startswith("text/html")
+    assert f'<p class="problem" role="alert">{message}' in page.text
+    assert '<a class="brand" href="/">rlbench leaderboard</a>' in page.text
+    api = client.get("/api" + path)
+    assert 404 <= api.status_code <= 422 and api.headers["content-type"] == "application/json"
+    assert api.json()["detail"]

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
-from rlbench_suite.leaderboard import api, api_docs, dataset_files, pages, views
+from rlbench_suite.leaderboard import api, api_docs, dataset_files, errors, pages
 from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
 from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
@@ -45,15 +43,5 @@ def create_app(
     )
     app.include_router(dataset_files.files_router)  # /<dataset id>/<file>: the site is a remote
 
-    @app.exception_handler(views.NotFound)
-    async def _not_found(request: Request, exc: views.NotFound) -> Response:
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"detail": str(exc)}, status_code=404)
-        return pages.render(request, "base.html", status_code=404, problem=str(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
-
+    errors.install(app)
     return app
