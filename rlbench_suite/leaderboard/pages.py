@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from rlbench_suite.leaderboard import elo, plots, ranking, views
 from rlbench_suite.leaderboard.models import (
@@ -35,14 +36,12 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
-def _filters(request: Request) -> tuple[views.Filters, str | None]:
+def _filters(request: Request, session: Session) -> tuple[views.Filters, str | None]:
     """The filters from the query string, and an error message for bad ones."""
     params = request.query_params
     try:
-        return views.Filters(
-            params.get("budget") or None,
-            params.get("verification") or None,
-            params.get("family") or None,
+        return views.checked_filters(
+            session, params.get("budget"), params.get("verification"), params.get("family")
         ), None
     except ValueError as exc:
         return views.Filters(), str(exc)
@@ -77,9 +76,9 @@ def home(request: Request) -> HTMLResponse:
 
 @router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
 def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
-    filters, problem = _filters(request)
     protocol = request.query_params.get("protocol") or None
     with request.app.state.factory() as session:
+        filters, problem = _filters(request, session)
         env = views.get_env(session, f"{namespace}/{name}")
         table = views.env_ranking(session, env.id, filters, protocol)
         return render(
@@ -99,8 +98,8 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
 
 @router.get("/plots/envs/{namespace}/{name}.svg")
 def env_plot(request: Request, namespace: str, name: str) -> Response:
-    filters, _ = _filters(request)
     with request.app.state.factory() as session:
+        filters, _ = _filters(request, session)
         table = views.env_ranking(
             session,
             f"{namespace}/{name}",
@@ -113,8 +112,8 @@ def env_plot(request: Request, namespace: str, name: str) -> Response:
 
 @router.get("/suites/{name}", response_class=HTMLResponse)
 def suite_page(request: Request, name: str) -> HTMLResponse:
-    filters, problem = _filters(request)
     with request.app.state.factory() as session:
+        filters, problem = _filters(request, session)
         table = views.suite_ranking(session, name, filters)
         return render(
             request,
@@ -130,8 +129,8 @@ def suite_page(request: Request, name: str) -> HTMLResponse:
 
 @router.get("/plots/suites/{name}.svg")
 def suite_plot(request: Request, name: str) -> Response:
-    filters, _ = _filters(request)
     with request.app.state.factory() as session:
+        filters, _ = _filters(request, session)
         table = views.suite_ranking(session, name, filters)
     profiles = table["profiles"]
     curves = tuple(
