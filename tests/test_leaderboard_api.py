@@ -324,3 +324,18 @@ def test_every_route_refuses_an_unknown_filter_value_naming_the_accepted(
             assert f"accepted: {', '.join(families)}" in text, path
         good = {"verification": "verified", "budget": "1M", "family": families[0]}[name]
         assert client.get(path, params={name: good}).status_code == 200, path
+
+
+def test_refusals_cut_long_echoed_values(app_client):
+    client, _, alice, _ = app_client
+    document = json.loads(ZOO_RESULTS[0].read_text())
+    document["env_id"] = "A" * 100_000
+    done = client.post("/api/results", json=document, headers=bearer(alice))
+    assert done.status_code == 422 and len(done.content) < 2000
+    assert f"env_id '{'A' * 200}…' (100000 characters)" in done.json()["detail"]
+    family = "f" * 50_000
+    for path in ("/api/envs/rlbench/CartPole-v1/ranking", "/envs/rlbench/CartPole-v1"):
+        answer = client.get(path, params={"family": family})
+        assert answer.status_code == 422 and len(answer.content) < 20_000, path
+        text = answer.text if path.startswith("/api/") else html.unescape(answer.text)
+        assert f"unknown algorithm family '{'f' * 200}…' (50000 characters); accepted: " in text

@@ -1,6 +1,6 @@
 """How the site answers errors: JSON ``{"detail": ...}`` under ``/api/``, the HTML error page
 (``base.html`` with ``problem``) everywhere else, for its own errors, unknown paths and
-requests that fail validation."""
+requests that fail validation; long echoed values cut (``limits.clip_echoes``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rlbench_suite.leaderboard import pages, views
+from rlbench_suite.leaderboard.limits import clip_echoes
 
 
 def answer(
@@ -19,7 +20,7 @@ def answer(
 ) -> Response:
     """The error ``detail`` with ``status``: JSON for the API, the error page for a browser."""
     if request.url.path.startswith("/api/"):
-        return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+        return JSONResponse({"detail": clip_echoes(detail)}, status_code=status, headers=headers)
     page = pages.render(request, "base.html", status_code=status, problem=detail)
     page.headers.update(headers or {})
     return page

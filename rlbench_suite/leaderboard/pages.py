@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
@@ -12,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.leaderboard import elo, plots, ranking, views
+from rlbench_suite.leaderboard.limits import clip_echoes
 from rlbench_suite.leaderboard.models import (
     MAX_ROW_ID,
     VERIFICATION_LEVELS,
@@ -33,6 +35,9 @@ def templates() -> Jinja2Templates:
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """The template ``name`` with ``context``; a ``problem`` shown with long values cut."""
+    if context.get("problem"):
+        context["problem"] = clip_echoes(context["problem"])
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
@@ -45,6 +50,15 @@ def _filters(request: Request, session: Session) -> tuple[views.Filters, str | N
         ), None
     except ValueError as exc:
         return views.Filters(), str(exc)
+
+
+def _plot_query(request: Request, problem: str | None) -> str:
+    """The plot's query string: the page's, or where its filters were refused (the table is
+    shown unfiltered) only its protocol."""
+    if not problem:
+        return str(request.url.query)
+    protocol = request.query_params.get("protocol")
+    return urlencode({"protocol": protocol}) if protocol else ""
 
 
 def _filter_choices(session) -> dict[str, list[str]]:
@@ -91,7 +105,7 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
             elo=elo.tournament(session, env),
             filters=filters,
             problem=problem,
-            query=str(request.url.query),
+            query=_plot_query(request, problem),
             **_filter_choices(session),
         )
 
@@ -122,7 +136,7 @@ def suite_page(request: Request, name: str) -> HTMLResponse:
             table=table,
             filters=filters,
             problem=problem,
-            query=str(request.url.query),
+            query=_plot_query(request, problem),
             **_filter_choices(session),
         )
 
