@@ -4,12 +4,14 @@ strings, path tricks, custom ONNX operators)."""
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 
 import pytest
 from sqlalchemy import func, select, text
 
+from rlbench_suite.leaderboard import views
 from rlbench_suite.leaderboard.models import PolicyArtifact, Result, VerificationJob
 from tests.leaderboard_support import ZOO_RESULTS, make_onnx
 
@@ -288,3 +290,52 @@ def test_policy_metadata_takes_a_batched_runs_seeds():
     assert len(meta.train_seeds) == 2048
     with pytest.raises(ValidationError, match="at most 10000 items"):
         PolicyMetadata(env_id="rlbench/QuadHover-v0", method="m", train_seeds=[0] * 10_001)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "accepted"),
+    [
+        ("verification", "verifed", "unknown verification level 'verifed'; accepted: "),
+        ("budget", "zzz", "unknown budget class 'zzz'; accepted: 100k, 1M, unlimited"),
+        ("family", "bogus", "unknown algorithm family 'bogus'; accepted: "),
+    ],
+)
+def test_every_route_refuses_an_unknown_filter_value_naming_the_accepted(
+    app_client, name, value, accepted
+):
+    client, factory, *_ = app_client
+    with factory() as session:
+        families = views.families(session)
+    assert "policy-gradient" in families
+    paths = [
+        "/api/envs/rlbench/CartPole-v1/ranking",
+        "/api/suites/classic-control/ranking",
+        "/envs/rlbench/CartPole-v1",
+        "/suites/classic-control",
+    ]
+    if name == "verification":
+        paths.append("/api/results")
+    for path in paths:
+        answer = client.get(path, params={name: value})
+        assert answer.status_code == 422, path
+        text = answer.json()["detail"] if path.startswith("/api/") else html.unescape(answer.text)
+        assert accepted in text, path
+        if name == "family":
+            assert f"accepted: {', '.join(families)}" in text, path
+        good = {"verification": "verified", "budget": "1M", "family": families[0]}[name]
+        assert client.get(path, params={name: good}).status_code == 200, path
+
+
+def test_refusals_cut_long_echoed_values(app_client):
+    client, _, alice, _ = app_client
+    document = json.loads(ZOO_RESULTS[0].read_text())
+    document["env_id"] = "A" * 100_000
+    done = client.post("/api/results", json=document, headers=bearer(alice))
+    assert done.status_code == 422 and len(done.content) < 2000
+    assert f"env_id '{'A' * 200}…' (100000 characters)" in done.json()["detail"]
+    family = "f" * 50_000
+    for path in ("/api/envs/rlbench/CartPole-v1/ranking", "/envs/rlbench/CartPole-v1"):
+        answer = client.get(path, params={"family": family})
+        assert answer.status_code == 422 and len(answer.content) < 20_000, path
+        text = answer.text if path.startswith("/api/") else html.unescape(answer.text)
+        assert f"unknown algorithm family '{'f' * 200}…' (50000 characters); accepted: " in text

@@ -134,6 +134,7 @@ def test_a_method_page_lists_its_results(site):
         "/methods/zoo-ppo",
         "/results/1",
         "/compare?a=zoo-ppo&b=random",
+        "/api/docs",
     ],
 )
 def test_pages_need_no_script_and_nothing_from_outside(site, path):
@@ -145,6 +146,31 @@ def test_pages_need_no_script_and_nothing_from_outside(site, path):
     assert not re.search(r'(src|href)="(https?:)?//', page.text)
     css = client.get("/static/style.css")
     assert css.status_code == 200 and "@import" not in css.text and "url(" not in css.text
+
+
+def test_the_api_docs_page_describes_every_operation_of_the_schema(site):
+    client, _ = site
+    page = client.get("/api/docs")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    text = html.unescape(page.text)
+    assert 'href="/api/openapi.json"' in page.text
+    assert "cdn." not in text and "swagger" not in text.lower()
+    spec = client.get("/api/openapi.json").json()
+    count = 0
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            count += 1
+            section = text.split(f"<h2><code>{method.upper()} {path}</code></h2>", 1)[1]
+            section = section.split("</section>", 1)[0]
+            assert op["summary"] in section and op.get("description", "") in section
+            for param in op.get("parameters", []):
+                assert f"<code>{param['name']}</code></td><td>{param['in']}</td>" in section
+            for media_type in op.get("requestBody", {}).get("content", {}):
+                assert f"request body: <code>{media_type}</code>" in section
+            for status, response in op["responses"].items():
+                assert f"<td>{status}</td><td>{response['description']}</td>" in section
+    assert count == text.count('<section class="operation"') >= 10
+    assert client.get("/redoc").status_code == 404
 
 
 def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
@@ -169,3 +195,25 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
                 continue
             target = tmp_path / html.unescape(link).lstrip("/")
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/results/999999", 404, "no result 999999"),
+        ("/results/abc", 422, "invalid request: path.result_id: Input should be a valid integer"),
+        ("/methods/nope", 404, "no method &#39;nope&#39; on this leaderboard"),
+        ("/no/such/page", 404, "no page at /no/such/page on this leaderboard"),
+        ("/envs/rlbench/Nope-v0", 404, "no environment &#39;rlbench/Nope-v0&#39;"),
+    ],
+)
+def test_page_errors_are_the_html_error_page_and_api_errors_stay_json(site, path, status, message):
+    client, _ = site
+    page = client.get(path)
+    assert page.status_code == status
+    assert page.headers["content-type"].startswith("text/html")
+    assert f'<p class="problem" role="alert">{message}' in page.text
+    assert '<a class="brand" href="/">rlbench leaderboard</a>' in page.text
+    api = client.get("/api" + path)
+    assert 404 <= api.status_code <= 422 and api.headers["content-type"] == "application/json"
+    assert api.json()["detail"]

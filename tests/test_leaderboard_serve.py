@@ -4,6 +4,7 @@ with the server, whether it is stopped or killed outright."""
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 from tests.conftest import run_cli
-from tests.leaderboard_support import REPO, serve_cli
+from tests.leaderboard_support import REPO, serve_cli, wait_until_serving
 
 pytestmark = pytest.mark.slow
 
@@ -90,6 +91,49 @@ def test_no_worker_runs_none(tmp_path):
         assert children(server.pid) == []
         server.terminate()
         assert "no verification worker" in server.stdout.read()
+
+
+def test_a_taken_port_is_refused_in_one_line_before_any_work(tmp_path):
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        started = time.monotonic()
+        done = run_cli("leaderboard", "serve", "--port", str(port),
+                       env={"RLBENCH_DATA_DIR": str(tmp_path)})  # fmt: skip
+        took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""  # no "serving ...", no zoo import
+    assert done.stderr.strip().splitlines() == [
+        f"error: cannot serve on 127.0.0.1:{port} (Address already in use); pass another "
+        "--port (0: any free port)"
+    ]
+    assert not (tmp_path / "leaderboard").exists(), "the database was made before the refusal"
+    print(f"refused in {took:.1f} s")
+
+
+def test_port_0_serves_on_a_free_port_and_says_which(tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "rlbench_suite.cli", "leaderboard", "serve", "--port", "0",
+               "--no-seed", "--no-worker"]  # fmt: skip
+    env = {**os.environ, "RLBENCH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)  # fmt: skip
+    try:
+        line = server.stdout.readline()
+        found = re.search(r"on http://127\.0\.0\.1:(\d+)/", line)
+        assert found and found.group(1) != "0", line
+        base = f"http://127.0.0.1:{found.group(1)}"
+        wait_until_serving(base, server)
+        assert httpx.get(f"{base}/api/envs").status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def test_a_worker_stopped_mid_job_puts_the_job_back_in_the_queue(app_client, db_url):

@@ -145,8 +145,13 @@ def serve(
     from rlbench_suite.leaderboard.app import create_app
     from rlbench_suite.leaderboard.db import shown_url
     from rlbench_suite.leaderboard.importer import import_files, result_files
+    from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
     from rlbench_suite.resources import content_dir
 
+    try:
+        sock = bind_site(host, port)  # before any work: a taken port is refused at once
+    except PortUnavailable as exc:
+        raise fail(exc) from None
     factory, url = open_database(db)
     if seed:
         report = import_files(factory, result_files([content_dir("baselines") / "results"]))
@@ -154,6 +159,7 @@ def serve(
             f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
             f"{len(report.refused)} refused"
         )
+    port = sock.getsockname()[1]  # the one picked where --port was 0
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
     # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is
     # stopped on the way out
@@ -161,7 +167,11 @@ def serve(
     with _worker(url) if worker else contextlib.nullcontext():
         if not worker:
             console.print("no verification worker (run `rlbench leaderboard verify` beside)")
-        uvicorn.run(create_app(factory), host=host, port=port, log_level="info")
+        server = uvicorn.Server(uvicorn.Config(create_app(factory), log_level="info"))
+        with sock, contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C stops it
+            server.run(sockets=[sock])
+        if not server.started:  # uvicorn logged why
+            raise typer.Exit(3)
 
 
 @contextlib.contextmanager

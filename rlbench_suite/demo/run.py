@@ -17,6 +17,7 @@ from rlbench_suite.demo import board
 from rlbench_suite.demo.quad import import_pybullet_quietly
 from rlbench_suite.demo.report import DemoError, Reporter
 from rlbench_suite.evaluation import default_protocol, evaluate
+from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
 from rlbench_suite.paths import datasets_dir, leaderboard_dir, result_file
 from rlbench_suite.policies.core import file_sha256
 
@@ -76,17 +77,13 @@ class Demo:
 
 def bind(host: str, port: int | None, out: Reporter) -> socket.socket:
     """A socket bound for the site, before the long steps, so a taken port fails at once."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, DEFAULT_PORT if port is None else port))
-    except OSError as exc:
+        return bind_site(host, DEFAULT_PORT if port is None else port)
+    except PortUnavailable as exc:
         if port is not None:
-            sock.close()
-            raise DemoError(f"cannot serve on {host}:{port} ({exc.strerror}); pass another "
-                            "--port (0: any free port) or --no-serve") from None  # fmt: skip
-        sock.bind((host, 0))
-        out.say(f"port {DEFAULT_PORT} is taken; the site will use port {sock.getsockname()[1]}")
+            raise DemoError(f"{exc} or --no-serve") from None
+    sock = bind_site(host, 0)
+    out.say(f"port {DEFAULT_PORT} is taken; the site will use port {sock.getsockname()[1]}")
     return sock
 
 
@@ -174,16 +171,26 @@ def step_baselines(demo: Demo) -> None:
     demo.out.say(f"  {len(picks)} cards ({families}), per family the quickest among those "
                  "with a committed baseline; each under its card's full protocol")  # fmt: skip
     for pick in picks:
-        path = result_file(pick.card.namespace, pick.card.name, pick.policy,
-                           default_protocol(pick.card).hash, root=demo.options.data_dir)
+        path = result_file(
+            pick.card.namespace,
+            pick.card.name,
+            pick.policy,
+            default_protocol(pick.card).hash,
+            root=demo.options.data_dir,
+        )
         result, how = evaluate_shown(demo, pick.card, pick.policy, path)
         demo.out.say(f"  {pick.card.id} {pick.policy}: {how}")
         record(demo, pick.card, pick.policy, pick.policy, result, path)
-    queued = [e for e in demo.entries
-              if e.job is not None and board.job_outcome(demo.factory, e.job)[0] == "queued"]
+    queued = [
+        e
+        for e in demo.entries
+        if e.job is not None and board.job_outcome(demo.factory, e.job)[0] == "queued"
+    ]
     demo.verifier = board.Verifier(demo.factory).start()
-    demo.out.say(f"  {len(queued)} ONNX policies submitted for verification (those not verified "
-                 "yet); the leaderboard's worker re-evaluates them in the background")
+    demo.out.say(
+        f"  {len(queued)} ONNX policies submitted for verification (those not verified "
+        "yet); the leaderboard's worker re-evaluates them in the background"
+    )
 
 
 def step_dataset(demo: Demo) -> None:
@@ -198,8 +205,9 @@ def step_dataset(demo: Demo) -> None:
     if filled.note:
         demo.out.say(f"  note: {filled.note}")
     with demo.out.progress(f"download {card.id}", None) as update:
-        got = download_from_mirror(filled.card, mirror, fresh,
-                                   lambda _label, done, total: update(done, total=total))
+        got = download_from_mirror(
+            filled.card, mirror, fresh, lambda _label, done, total: update(done, total=total)
+        )
     demo.out.say(f"  served at {got.url} (127.0.0.1, a free port; stopped after the "
                  f"download), {got.bytes_served} bytes sent")  # fmt: skip
     demo.out.say(f"  downloaded and verified (each file's SHA-256, then the episodes' content "
@@ -216,17 +224,30 @@ def step_quad(demo: Demo) -> None:
     seconds = demo.options.train_seconds or (
         QUICK_TRAIN_SECONDS if demo.options.quick else TRAIN_SECONDS)  # fmt: skip
     folder = demo.options.demo_dir / "quad"
-    demo.out.say(f"  fast_ppo (the zoo's hyperparameters, seed {DEMO_SEED}) on the batched NumPy "
-                 f"backend for up to {seconds:g} s of wall time, then flown on PyBullet")
+    demo.out.say(
+        f"  fast_ppo (the zoo's hyperparameters, seed {DEMO_SEED}) on the batched NumPy "
+        f"backend for up to {seconds:g} s of wall time, then flown on PyBullet"
+    )
     with demo.out.progress("train", seconds, "steps", "screen") as update:
-        run = train_quad(card, folder, seconds, progress=lambda steps, s, screen: update(
-            round(s, 1), steps=f"{steps:,} steps",
-            screen=f"success {screen.success_rate:.2f} (numpy)" if screen else ""))
+        run = train_quad(
+            card,
+            folder,
+            seconds,
+            progress=lambda steps, s, screen: update(
+                round(s, 1),
+                steps=f"{steps:,} steps",
+                screen=f"success {screen.success_rate:.2f} (numpy)" if screen else "",
+            ),
+        )
     for screen in run.screens:
-        demo.out.say(f"  after {screen.seconds:5.1f} s, {screen.steps:>9,} steps: success "
-                     f"{screen.success_rate:.2f} on the batched backend (curve seeds)")
-    demo.out.say(f"  trained {run.steps:,} steps with {run.n_envs} drones in {run.seconds:.1f} s"
-                 f" ({run.stopped}); kept the snapshot at {run.best.steps:,} steps")
+        demo.out.say(
+            f"  after {screen.seconds:5.1f} s, {screen.steps:>9,} steps: success "
+            f"{screen.success_rate:.2f} on the batched backend (curve seeds)"
+        )
+    demo.out.say(
+        f"  trained {run.steps:,} steps with {run.n_envs} drones in {run.seconds:.1f} s"
+        f" ({run.stopped}); kept the snapshot at {run.best.steps:,} steps"
+    )
     demo.out.made_here("quadrotor policy (ONNX and its sidecar)", run.policy)
     policy = f"onnx:{run.policy}"
     (folder / "result.json.episodes.jsonl").unlink(missing_ok=True)
@@ -260,14 +281,19 @@ def step_summary(demo: Demo) -> None:
     from rlbench_suite.demo.summary import summary_rows
 
     rows, notes = summary_rows(demo.factory, demo.entries)
-    demo.out.table("The demo's results on the leaderboard",
-                   ["env", "baseline", "IQM normalized score [95% CI]", "over", "verified"], rows)
+    demo.out.table(
+        "The demo's results on the leaderboard",
+        ["env", "baseline", "IQM normalized score [95% CI]", "over", "verified"],
+        rows,
+    )
     for note in notes:
         demo.out.say(note)
     total, verified = board.counts(demo.factory)
-    demo.out.say(f"every evaluation ran its card's full protocol; IQM over the method's runs "
-                 f"on the leaderboard (the zoo's seeds with this one), over one run's episodes "
-                 f"when it has one; database: {total} results, {verified} verified")
+    demo.out.say(
+        f"every evaluation ran its card's full protocol; IQM over the method's runs "
+        f"on the leaderboard (the zoo's seeds with this one), over one run's episodes "
+        f"when it has one; database: {total} results, {verified} verified"
+    )
 
 
 def run_demo(options: DemoOptions, console: Console) -> Demo:
@@ -278,8 +304,9 @@ def run_demo(options: DemoOptions, console: Console) -> Demo:
     try:
         with demo.out.watch_interrupts():
             import_pybullet_quietly()  # its banner would land among the steps' output
-            demo.out.say(f"rlbench demo: everything it makes goes under {options.data_dir}",
-                         style="bold")
+            demo.out.say(
+                f"rlbench demo: everything it makes goes under {options.data_dir}", style="bold"
+            )
             steps = [step_database, step_baselines, step_dataset, step_quad, step_verify,
                      step_summary]  # fmt: skip
             for number, (title, step) in enumerate(zip(STEPS, steps, strict=False), start=1):

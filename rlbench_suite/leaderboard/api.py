@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
@@ -68,9 +69,14 @@ Token = Annotated[int, Depends(require_token)]
 RowId = Annotated[int, Path(ge=0, le=MAX_ROW_ID)]
 
 
-def _filters(budget: str | None, verification: str | None, family: str | None) -> views.Filters:
+def _filters(
+    session: Session,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> views.Filters:
     try:
-        return views.Filters(budget or None, verification or None, family or None)
+        return views.checked_filters(session, budget, verification, family)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -247,8 +253,8 @@ def env_ranking(
     protocol: str | None = None,
 ) -> dict[str, Any]:
     """An environment's ranking (IQM normalized score, 95% intervals, rank ranges)."""
-    filters = _filters(budget, verification, family)
     with request.app.state.factory() as session:
+        filters = _filters(session, budget, verification, family)
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
@@ -275,8 +281,8 @@ def suite_ranking(
     family: str | None = None,
 ) -> dict[str, Any]:
     """A suite's aggregate ranking and performance profiles."""
-    filters = _filters(budget, verification, family)
     with request.app.state.factory() as session:
+        filters = _filters(session, budget, verification, family)
         return views.suite_ranking(session, name, filters)
 
 
@@ -291,11 +297,12 @@ def list_results(
 ) -> list[dict[str, Any]]:
     """Stored results, newest first."""
     with request.app.state.factory() as session:
+        _filters(session, verification=verification)
         return views.list_results(
             session,
             env_id=env,
             method=method,
-            verification=verification,
+            verification=verification or None,
             limit=limit,
             offset=offset,
         )

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
-from rlbench_suite.leaderboard import api, dataset_files, pages, views
+from rlbench_suite.leaderboard import api, api_docs, dataset_files, errors, pages
 from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
 from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
@@ -26,7 +24,7 @@ def create_app(
         title="rlbench-suite leaderboard",
         description="Results ranked by IQM normalized score with 95% stratified-bootstrap "
         "intervals, one evaluation protocol at a time.",
-        docs_url="/api/docs",
+        docs_url=None,  # /api/docs is api_docs: no CDN, works offline
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
@@ -36,6 +34,7 @@ def create_app(
     app.state.rate = SubmissionRate(limits.submissions_per_minute, factory)
     app.add_middleware(ResponseCache, factory=factory)
     app.add_middleware(RefuseNulInURL)
+    app.include_router(api_docs.router)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(dataset_files.router)
@@ -44,15 +43,5 @@ def create_app(
     )
     app.include_router(dataset_files.files_router)  # /<dataset id>/<file>: the site is a remote
 
-    @app.exception_handler(views.NotFound)
-    async def _not_found(request: Request, exc: views.NotFound) -> Response:
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"detail": str(exc)}, status_code=404)
-        return pages.render(request, "base.html", status_code=404, problem=str(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return JSONResponse({"detail": f"invalid request: {problems}"}, status_code=422)
-
+    errors.install(app)
     return app

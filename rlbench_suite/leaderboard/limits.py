@@ -1,8 +1,10 @@
-"""The API's limits: body sizes, submissions per token per minute and text without NUL
-characters (PostgreSQL's text cannot hold them), each named in its refusal."""
+"""The API's limits: body sizes, submissions per token per minute, text without NUL
+characters (PostgreSQL's text cannot hold them), each named in its refusal, and how much of
+a refused value a refusal echoes back."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +47,24 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise HTTPException(413, f"request body too large (over {_size(limit)}); {what}")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+ECHO_CHARS = 200
+_LONG = f"{{{ECHO_CHARS + 1},}}"
+_ECHO = re.compile(rf"'(?:[^'\\]|\\.){_LONG}'" + rf'|"(?:[^"\\]|\\.){_LONG}"' + rf"|\S{_LONG}")
+
+
+def _cut(match: re.Match[str]) -> str:
+    text = match.group(0)
+    quoted = text[0] in "'\"" and text[-1] == text[0]
+    quote, inner = (text[0], text[1:-1]) if quoted else ("", text)
+    return f"{quote}{inner[:ECHO_CHARS]}…{quote} ({len(inner)} characters)"
+
+
+def clip_echoes(message: str) -> str:
+    """``message`` with every quoted value or word over :data:`ECHO_CHARS` characters cut
+    to that many, an ellipsis and its length: a refusal never echoes a huge input back."""
+    return _ECHO.sub(_cut, message)
 
 
 NUL_REFUSAL = "text with NUL (\\x00) characters is not accepted"

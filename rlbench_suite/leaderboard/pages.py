@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import functools
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from rlbench_suite.leaderboard import elo, plots, ranking, views
+from rlbench_suite.leaderboard.limits import clip_echoes
 from rlbench_suite.leaderboard.models import (
     MAX_ROW_ID,
     VERIFICATION_LEVELS,
@@ -32,20 +35,30 @@ def templates() -> Jinja2Templates:
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """The template ``name`` with ``context``; a ``problem`` shown with long values cut."""
+    if context.get("problem"):
+        context["problem"] = clip_echoes(context["problem"])
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
-def _filters(request: Request) -> tuple[views.Filters, str | None]:
+def _filters(request: Request, session: Session) -> tuple[views.Filters, str | None]:
     """The filters from the query string, and an error message for bad ones."""
     params = request.query_params
     try:
-        return views.Filters(
-            params.get("budget") or None,
-            params.get("verification") or None,
-            params.get("family") or None,
+        return views.checked_filters(
+            session, params.get("budget"), params.get("verification"), params.get("family")
         ), None
     except ValueError as exc:
         return views.Filters(), str(exc)
+
+
+def _plot_query(request: Request, problem: str | None) -> str:
+    """The plot's query string: the page's, or where its filters were refused (the table is
+    shown unfiltered) only its protocol."""
+    if not problem:
+        return str(request.url.query)
+    protocol = request.query_params.get("protocol")
+    return urlencode({"protocol": protocol}) if protocol else ""
 
 
 def _filter_choices(session) -> dict[str, list[str]]:
@@ -77,9 +90,9 @@ def home(request: Request) -> HTMLResponse:
 
 @router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
 def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
-    filters, problem = _filters(request)
     protocol = request.query_params.get("protocol") or None
     with request.app.state.factory() as session:
+        filters, problem = _filters(request, session)
         env = views.get_env(session, f"{namespace}/{name}")
         table = views.env_ranking(session, env.id, filters, protocol)
         return render(
@@ -92,15 +105,15 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
             elo=elo.tournament(session, env),
             filters=filters,
             problem=problem,
-            query=str(request.url.query),
+            query=_plot_query(request, problem),
             **_filter_choices(session),
         )
 
 
 @router.get("/plots/envs/{namespace}/{name}.svg")
 def env_plot(request: Request, namespace: str, name: str) -> Response:
-    filters, _ = _filters(request)
     with request.app.state.factory() as session:
+        filters, _ = _filters(request, session)
         table = views.env_ranking(
             session,
             f"{namespace}/{name}",
@@ -113,8 +126,8 @@ def env_plot(request: Request, namespace: str, name: str) -> Response:
 
 @router.get("/suites/{name}", response_class=HTMLResponse)
 def suite_page(request: Request, name: str) -> HTMLResponse:
-    filters, problem = _filters(request)
     with request.app.state.factory() as session:
+        filters, problem = _filters(request, session)
         table = views.suite_ranking(session, name, filters)
         return render(
             request,
@@ -123,15 +136,15 @@ def suite_page(request: Request, name: str) -> HTMLResponse:
             table=table,
             filters=filters,
             problem=problem,
-            query=str(request.url.query),
+            query=_plot_query(request, problem),
             **_filter_choices(session),
         )
 
 
 @router.get("/plots/suites/{name}.svg")
 def suite_plot(request: Request, name: str) -> Response:
-    filters, _ = _filters(request)
     with request.app.state.factory() as session:
+        filters, _ = _filters(request, session)
         table = views.suite_ranking(session, name, filters)
     profiles = table["profiles"]
     curves = tuple(

@@ -132,9 +132,9 @@ def iqm_estimate(runs: Sequence[Run]) -> tuple[Estimate, str]:
     else:
         values, over = np.asarray([r.score for r in runs], dtype=float), "runs"
     metric = matrix_metric(over)
-    estimate = interval_estimates(
-        values, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
-    )[metric]
+    estimate = interval_estimates(values, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED)[
+        metric
+    ]
     return estimate, over
 
 

@@ -81,6 +81,23 @@ def families(session: Session) -> list[str]:
     return sorted(session.scalars(query))
 
 
+def checked_filters(
+    session: Session,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> Filters:
+    """The filters a request names ('' or None: all), each checked: ValueError naming the
+    accepted values otherwise (families: those of the methods on this leaderboard)."""
+    filters = Filters(budget or None, verification or None, family or None)
+    if filters.family is not None:
+        known = families(session)
+        if filters.family not in known:
+            accepted = ", ".join(known)
+            raise ValueError(f"unknown algorithm family {filters.family!r}; accepted: {accepted}")
+    return filters
+
+
 def env_ranking(
     session: Session, env_id: str, filters: Filters, protocol_hash: str | None = None
 ) -> dict[str, Any]:

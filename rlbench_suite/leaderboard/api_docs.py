@@ -1,0 +1,102 @@
+"""``/api/docs``: the API's reference rendered on the server from ``app.openapi()`` (no
+JavaScript, nothing from other hosts), one section per operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from rlbench_suite.leaderboard.pages import render
+
+router = APIRouter(include_in_schema=False)
+METHODS = ("get", "post", "put", "patch", "delete")
+CONSTRAINTS = ("minimum", "maximum", "minLength", "maxLength", "format", "default")
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    """A JSON schema in a few words: ``integer (minimum 1, maximum 500, default 50)``."""
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        kinds = [schema_text(s) for s in schema["anyOf"]]
+        text = " or ".join(dict.fromkeys(kinds))
+    elif schema.get("type") == "array":
+        text = f"array of {schema_text(schema.get('items', {}))}"
+    elif isinstance(schema.get("type"), list):
+        text = " or ".join(schema["type"])
+    else:
+        text = schema.get("type", "any")
+    limits = [f"{key} {schema[key]}" for key in CONSTRAINTS if key in schema]
+    return f"{text} ({', '.join(limits)})" if limits else text
+
+
+def _body(operation: dict[str, Any]) -> list[dict[str, Any]]:
+    content = operation.get("requestBody", {}).get("content", {})
+    bodies = []
+    for media_type, entry in content.items():
+        schema = entry.get("schema", {})
+        fields = [
+            {
+                "name": name,
+                "type": schema_text(field),
+                "required": name in schema.get("required", ()),
+                "description": field.get("description", ""),
+            }
+            for name, field in schema.get("properties", {}).items()
+        ]
+        bodies.append(
+            {
+                "media_type": media_type,
+                "type": schema_text(schema),
+                "description": schema.get("description", ""),
+                "fields": fields,
+            }
+        )
+    return bodies
+
+
+def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every operation of the OpenAPI document ``spec``, in its order, flattened for a page."""
+    found = []
+    for path, item in spec.get("paths", {}).items():
+        for method in METHODS:
+            if method not in item:
+                continue
+            op = item[method]
+            found.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "anchor": f"{method}-{path}".replace("/", "-").strip("-"),
+                    "summary": op.get("summary", ""),
+                    "description": op.get("description", ""),
+                    "parameters": [
+                        {
+                            "name": p["name"],
+                            "in": p["in"],
+                            "required": p.get("required", False),
+                            "type": schema_text(p.get("schema", {})),
+                            "description": p.get("description", ""),
+                        }
+                        for p in op.get("parameters", [])
+                    ],
+                    "body": _body(op),
+                    "responses": [
+                        {
+                            "status": status,
+                            "description": r.get("description", ""),
+                            "media_types": list(r.get("content", {})),
+                        }
+                        for status, r in op.get("responses", {}).items()
+                    ],
+                }
+            )
+    return found
+
+
+@router.get("/api/docs", response_class=HTMLResponse)
+def api_docs(request: Request) -> HTMLResponse:
+    spec = request.app.openapi()
+    return render(request, "api_docs.html", info=spec["info"], operations=operations(spec))
