@@ -98,12 +98,12 @@ def fill(url: str, total: int, batch: int = 200, progress: Any = None) -> dict[s
     """A migrated, synced database at ``url`` holding ``total`` synthetic results, stored
     through ``accept_result``; returns how many results each environment got."""
     import rlbench_suite  # noqa: F401  (registers the cards)
-    from rlbench_suite.core.catalog import cards
+    from rlbench_suite.leaderboard.catalog_sync import board_cards
     from rlbench_suite.leaderboard.startup import prepare_database
     from rlbench_suite.leaderboard.store import accept_result, method_named
     from rlbench_suite.registry import spec_hash
 
-    factory = prepare_database(url, list(cards().values()), spec_hash)
+    factory = prepare_database(url, board_cards(), spec_hash)
     per_env: dict[str, int] = {}
     items = list(synthetic_results(total))
     for start in range(0, len(items), batch):

@@ -172,11 +172,10 @@ def leaderboard_cards(ids: tuple[str, ...] | None = None):
     """The catalog's cards and the offline ids' (all, or those with ``ids``) and the registry's
     spec hash."""
     import rlbench_suite  # noqa: F401  (registers the cards)
-    from rlbench_suite.core.catalog import cards
-    from rlbench_suite.core.offline_cards import offline_env_cards
+    from rlbench_suite.leaderboard.catalog_sync import board_cards
     from rlbench_suite.registry import spec_hash
 
-    every = [*cards().values(), *offline_env_cards()]
+    every = board_cards()
     chosen = [c for c in every if ids is None or c.id in ids]
     return chosen, spec_hash
 

@@ -48,11 +48,10 @@ def open_database(db: str | None, sync: bool = True):
     url = database_url(db)
     cards = spec_hash = None
     if sync:
-        from rlbench_suite.core.catalog import cards as all_cards
-        from rlbench_suite.core.offline_cards import offline_env_cards
+        from rlbench_suite.leaderboard.catalog_sync import board_cards
         from rlbench_suite.registry import spec_hash
 
-        cards = [*all_cards().values(), *offline_env_cards()]  # offline ids rank too
+        cards = board_cards()
     try:
         return prepare_database(url, cards, spec_hash), url
     except DatabaseURLError as exc:

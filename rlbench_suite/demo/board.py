@@ -35,10 +35,10 @@ SEEDS_LIMIT = next(m.max_length for m in PolicyMetadata.model_fields["train_seed
 
 def open_board(url: str) -> sessionmaker[Session]:
     """The database at ``url``, migrated to the newest schema, the suite's cards synced."""
-    from rlbench_suite.core.catalog import cards
+    from rlbench_suite.leaderboard.catalog_sync import board_cards
     from rlbench_suite.registry import spec_hash
 
-    return prepare_database(url, list(cards().values()), spec_hash)
+    return prepare_database(url, board_cards(), spec_hash)
 
 
 def import_zoo(factory: sessionmaker[Session]) -> ImportReport:

@@ -17,6 +17,14 @@ SpecHash = Callable[[EnvCard], str]
 handed in by the caller so the leaderboard does not import the registry."""
 
 
+def board_cards() -> list[EnvCard]:
+    """The cards a leaderboard holds: the catalog's and the offline ids' (they rank too)."""
+    from rlbench_suite.core.catalog import cards
+    from rlbench_suite.core.offline_cards import offline_env_cards
+
+    return [*cards().values(), *offline_env_cards()]
+
+
 def _row_values(card: EnvCard, spec_hash: str) -> dict:
     protocol = EvalProtocol.for_card(card, spec_hash)
     references = card.reference_values()

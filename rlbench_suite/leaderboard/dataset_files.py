@@ -18,11 +18,13 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from sqlalchemy import select
 
 from rlbench_suite.core.cards import SUITE_NAMESPACE
 from rlbench_suite.core.dataset_cards import DatasetCard, dataset_cards
 from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.datasets.server import RangeNotSatisfiable, byte_range, refused
+from rlbench_suite.leaderboard.models import Environment
 from rlbench_suite.leaderboard.pages import render
 
 router = APIRouter(include_in_schema=False)
@@ -93,6 +95,10 @@ def datasets_root(request: Request) -> Path:
 @router.get("/datasets", response_class=HTMLResponse)
 def datasets_page(request: Request) -> HTMLResponse:
     rows = dataset_rows(datasets_root(request))
+    with request.app.state.factory() as session:  # offline ids this leaderboard ranks
+        ranked = set(session.scalars(select(Environment.id)))
+    for row in rows:  # link only to pages this leaderboard has
+        row["ranked"], row["env_ranked"] = row["id"] in ranked, row["env_id"] in ranked
     remote = str(request.base_url).rstrip("/")
     return render(request, "datasets.html", datasets=rows, remote=remote)
 
