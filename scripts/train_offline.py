@@ -20,7 +20,6 @@ block trains its first seed before any trains its second).
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 from pathlib import Path
 
@@ -35,12 +34,12 @@ from rlbench_suite.baselines.offline_zoo import (
     result_folder,
 )
 from rlbench_suite.baselines.train import TrainConfig, train
+from rlbench_suite.baselines.zoo import copy_run_artifacts
 from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.paths import runs_dir
 from rlbench_suite.resources import content_dir
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
@@ -62,13 +61,7 @@ def _collect(entry: OfflineEntry, seed: int, run_dir: Path) -> None:
     name = baseline_name(entry.dataset, entry.algo, seed)
     policies = content_dir("baselines") / "policies" / name
     results = result_folder(entry.dataset, entry.algo, seed)
-    policies.mkdir(parents=True, exist_ok=True)
-    results.mkdir(parents=True, exist_ok=True)
-    for file, folder in (("policy.onnx", policies), ("policy.onnx.meta.json", policies),
-                         ("run.json", results), ("curve.csv", results)):  # fmt: skip
-        if (run_dir / file).stat().st_size > MAX_FILE_BYTES:
-            raise SystemExit(f"{run_dir / file} is over 5 MB; not committing it")
-        shutil.copy2(run_dir / file, folder / file)
+    copy_run_artifacts(run_dir, policies, results)
     card = resolve_card(entry.dataset)
     protocol = default_protocol(card)  # the offline id's: core.offline_cards.EVAL_EPISODES
     tmp = results / ".result.json.tmp"

@@ -39,6 +39,7 @@ from rlbench_suite.baselines.zoo import (
     baseline_name,
     beats_random,
     committed_runs,
+    copy_run_artifacts,
     report_markdown,
     reported_runs,
     results_dir,
@@ -55,7 +56,6 @@ from rlbench_suite.previews import refresh_previews
 from rlbench_suite.refscores import measure, write_reference, write_trained
 from rlbench_suite.resources import content_dir
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
@@ -84,15 +84,7 @@ def collect(entry: ZooEntry, seed: int, run: Path) -> None:
     name = baseline_name(card, entry.algo, seed)
     policy_dir = content_dir("baselines") / "policies" / name
     result_dir = results_dir(card, entry.algo, seed)
-    policy_dir.mkdir(parents=True, exist_ok=True)
-    result_dir.mkdir(parents=True, exist_ok=True)
-    for source, target in ((run / "policy.onnx", policy_dir / "policy.onnx"),
-                           (run / "policy.onnx.meta.json", policy_dir / "policy.onnx.meta.json"),
-                           (run / "run.json", result_dir / "run.json"),
-                           (run / "curve.csv", result_dir / "curve.csv")):  # fmt: skip
-        if source.stat().st_size > MAX_FILE_BYTES:
-            raise SystemExit(f"{source} is over 5 MB; the zoo commits only small files")
-        shutil.copyfile(source, target)
+    copy_run_artifacts(run, policy_dir, result_dir)
     partial = result_dir / "result.json.partial"
     evaluate(card, f"baseline:{name}", workers=1, out=partial)
     partial.with_name(partial.name + ".episodes.jsonl").unlink()

@@ -29,6 +29,24 @@ from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 from rlbench_suite.resources import content_dir
 
 REFERENCE_SUITE = "rlbench-reference"
+
+
+MAX_ARTIFACT_BYTES = 5 * 1024 * 1024
+"""The largest file the zoo commits (the repository holds small artifacts only)."""
+
+
+def copy_run_artifacts(run: Path, policy_dir: Path, result_dir: Path) -> None:
+    """Copy a finished run's ONNX policy (+ sidecar) into ``policy_dir`` and its ``run.json``
+    and ``curve.csv`` into ``result_dir``, refusing any file over :data:`MAX_ARTIFACT_BYTES`."""
+    import shutil
+
+    policy_dir.mkdir(parents=True, exist_ok=True)
+    result_dir.mkdir(parents=True, exist_ok=True)
+    for name, folder in (("policy.onnx", policy_dir), ("policy.onnx.meta.json", policy_dir),
+                         ("run.json", result_dir), ("curve.csv", result_dir)):  # fmt: skip
+        if (run / name).stat().st_size > MAX_ARTIFACT_BYTES:
+            raise SystemExit(f"{run / name} is over 5 MB; the zoo commits only small files")
+        shutil.copyfile(run / name, folder / name)
 """The suite of cards with a complete trained baseline (every seed of the zoo committed)."""
 
 
