@@ -48,6 +48,9 @@ SOURCES = {
                            0.6, 200),
     "rlbench/CoopNav-v0": ("module:rlbench_suite.envs.multiagent.coop_nav.agents:GreedyLandmarks",
                            EPS_COOP, 200),
+    "rlbench/Ant-v5": ("baseline:Ant-v5/fast_ppo/seed-0", 0.3, 50),
+    "rlbench/Swimmer-v5": ("baseline:Swimmer-v5/fast_ppo/seed-0", 0.875, 50),
+    "rlbench/Hopper-v5": ("baseline:Hopper-v5/fast_ppo/seed-0", 0.17, 50),
 }  # fmt: skip
 NOTES = {
     "rlbench/ArmPush-v0": "Train split only: gym.make('rlbench/ArmPush-v0') with no kwargs "
@@ -60,6 +63,9 @@ NOTES = {
                           "(a random team, the scripted team), not the card's agent_0 ones.",
 }  # fmt: skip
 """Said in a card's description and ``source.notes`` (how the env was configured)."""
+RANDOM_EPISODES = {"rlbench/Ant-v5": 400, "rlbench/Hopper-v5": 2500}
+"""Random data's episodes where random episodes end far sooner than the expert's (Ant's in about
+130 steps, Hopper's in about 20): enough for about as many steps as the expert data."""
 RANDOM = {"rlbench/TextAdventureEasy-v0": TEXT_RANDOM_POLICY}
 """The "random" policy where a uniform action sample is useless (module doc)."""
 KINDS = ("random", "medium", "expert", "medium-expert")
@@ -91,10 +97,10 @@ def _references(env_id: str, expert: str, random: str) -> dict:
 
 
 def _policies(kind: str, expert: str, epsilon: float, episodes: int,
-              random: str) -> list[dict]:  # fmt: skip
+              random: str, random_episodes: int) -> list[dict]:  # fmt: skip
     medium = {"policy": expert, "episodes": episodes, "epsilon": epsilon}
     return {
-        "random": [{"policy": random, "episodes": episodes}],
+        "random": [{"policy": random, "episodes": random_episodes}],
         "medium": [medium],
         "expert": [{"policy": expert, "episodes": episodes}],
         "medium-expert": [{**medium, "episodes": episodes // 2},
@@ -130,7 +136,8 @@ def main(only: list[str]) -> None:
             doc["id"] = dataset_id
             doc["env_id"] = env_id
             doc["kind"] = kind
-            policies = _policies(kind, expert, epsilon, episodes, random)
+            policies = _policies(kind, expert, epsilon, episodes, random,
+                                 RANDOM_EPISODES.get(env_id, episodes))
             doc["description"] = (
                 f"{kind.capitalize()} data of {env_id}: "
                 + "; ".join(f"{p['episodes']} episodes of {p['policy']}"
