@@ -266,3 +266,32 @@ def test_the_suite_has_medium_replay_cards_built_between_random_and_expert():
         if run.curve is not None:  # the stop: where the zoo's curve first reaches medium
             assert run.curve_return is not None and medium.mean_return is not None
             assert run.curve_return >= medium.mean_return
+
+
+def test_the_committed_cartpole_card_rebuilds_to_its_hash_and_reads_back(tmp_path, monkeypatch):
+    """`rlbench datasets build` of the suite's card (the zoo's CartPole run, 5120 steps)
+    matches the committed content hash; `info` shows the run; the offline id serves it."""
+    from typer.testing import CliRunner
+
+    import rlbench_suite
+    from rlbench_suite.cli import app
+    from rlbench_suite.datasets import load
+
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path))
+    dataset_id = "rlbench/CartPole-medium-replay-v0"
+    card = get_dataset_card(dataset_id)
+    result = CliRunner().invoke(app, ["datasets", "build", dataset_id], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert card.content_sha256 in result.output
+    assert "training run: 5120 steps; the recorded envs took 5120:" in result.output
+    info = CliRunner().invoke(app, ["datasets", "info", dataset_id], catch_exceptions=False)
+    assert ("source: training run `rlbench train rlbench/CartPole-v1 --algo ppo --seed 0 "
+            "--budget 100000`") in " ".join(info.output.split())
+    assert "first seed" not in info.output
+    data = load(dataset_id)
+    assert data.num_episodes == card.episodes
+    assert float(data.episode_returns().mean()) == pytest.approx(card.mean_return)
+    rlbench_suite.register_all()
+    env = gym.make(dataset_id)
+    assert len(env.get_dataset()["rewards"]) == card.steps
+    env.close()
