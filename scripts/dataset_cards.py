@@ -6,6 +6,11 @@
 "Medium" data is the expert acting with probability epsilon of a uniformly random action, the
 epsilon chosen (by a short sweep) so the data scores about a third of the expert's normalized
 score; "medium-expert" mixes medium and expert episodes half and half (D4RL's recipe).
+"Medium-replay" is every episode a training run collected from scratch until its policy reached
+the medium level (D4RL's recipe; :data:`REPLAY`, ``rlbench_suite.datasets.replay``): the budget
+planned is the zoo run's (``baselines/zoo.yaml``; its schedules depend on it) and the run stops at
+the first step (after 0) at which that run's learning curve (same algorithm and seed),
+``baselines/results/<Env>/<algo>/seed-<S>/curve.csv``, reaches the medium card's mean return.
 Reference returns come from the env card where its primary metric is the return; otherwise
 (QuadHover: success rate) or the data is joint (CoopNav: every agent's, the return the
 agents' mean) they are measured here over the reference seeds.
@@ -18,6 +23,7 @@ command, so "random" (the data and the reference) is RandomAdmissible, a uniform
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 from pathlib import Path
 
@@ -70,6 +76,29 @@ RANDOM = {"rlbench/TextAdventureEasy-v0": TEXT_RANDOM_POLICY}
 """The "random" policy where a uniform action sample is useless (module doc)."""
 KINDS = ("random", "medium", "expert", "medium-expert")
 SEED_BLOCK = 1_000_000
+REPLAY = {
+    "rlbench/CartPole-v1": ("ppo", 0, 8),
+    "rlbench/Acrobot-v1": ("ppo", 0, 16),
+    "rlbench/Pendulum-v1": ("sac", 0, 1),
+    "rlbench/InvertedPendulum-v5": ("ppo", 0, 1),
+    "rlbench/QuadHover-v0": ("fast_ppo", 0, 32),
+    "rlbench/MiniGrid-DoorKey-5x5-v0": ("ppo", 0, 8),
+    "rlbench/TextAdventureEasy-v0": ("maskable_ppo", 0, 4),
+}  # fmt: skip
+"""env id -> (algo, seed, recorded envs) of the medium-replay training run (module doc): the
+zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once).
+ArmPush has no committed zoo curve to read a stop from, and CoopNav's PPO run trains agent_0
+among scripted partners, not the joint team that CoopNav's data holds: neither has one."""
+REPLAY_NOTES = {
+    "rlbench/QuadHover-v0": "fast_ppo trains on the card's batched NumPy backend "
+                            "(QuadHoverVectorEnv), so this data is what that backend emitted, "
+                            "not PyBullet (same spaces; the other QuadHover kinds are PyBullet).",
+    "rlbench/TextAdventureEasy-v0": "Recorded under the training wrappers (AdmissibleActions-v1, "
+                                    "HashedBagOfWords-v0): observations and commands as strings, "
+                                    "as the env emitted and received them.",
+}  # fmt: skip
+"""Said in a medium-replay card's description and ``source.notes``."""
+RESULTS = ROOT.parent / "baselines" / "results"
 """Each card's episodes use their own block of DATASET_SEEDS (card n: start + n * block)."""
 
 
@@ -164,5 +193,72 @@ def main(only: list[str]) -> None:
             print(f"wrote {path}")
 
 
+def replay_budget(curve: Path, level: float) -> tuple[int, float]:
+    """``(step, mean return)`` of the first row of ``curve`` after step 0 whose mean return
+    reaches ``level`` (step 0 is the untrained policy: nothing collected yet)."""
+    import csv
+
+    with curve.open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if int(row["step"]) > 0 and float(row["mean_return"]) >= level:
+                return int(row["step"]), float(row["mean_return"])
+    raise SystemExit(f"{curve} never reaches the medium level {level}")
+
+
+def replay_cards(only: list[str]) -> None:
+    """Write the missing medium-replay cards (of ``only``, else of every :data:`REPLAY` env)."""
+    from rlbench_suite.baselines.algorithms import get_algorithm
+    from rlbench_suite.baselines.hyperparams import load_hyperparams
+
+    for env_id, (algo, seed, recorded) in REPLAY.items():
+        if only and env_id not in only:
+            continue
+        env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
+        path = ROOT / env_name / "medium-replay.toml"
+        if path.exists():
+            continue
+        medium = load_dataset_card(ROOT / env_name / "medium.toml")
+        if medium.mean_return is None:
+            raise SystemExit(f"build {medium.id} first: its mean return sets the replay budget")
+        curve = RESULTS / env_id.split("/")[1] / algo / f"seed-{seed}" / "curve.csv"
+        stop, reached = replay_budget(curve, medium.mean_return)
+        run = json.loads((curve.parent / "run.json").read_text(encoding="utf-8"))
+        n_envs = load_hyperparams(get_algorithm(algo), env_id).entry.n_envs
+        dataset_id = f"rlbench/{env_name}-medium-replay-v0"
+        which = (f"all {n_envs} envs" if recorded == n_envs
+                 else f"the first {recorded} of {n_envs} envs")  # fmt: skip
+        doc = tomlkit.document()
+        doc["id"] = dataset_id
+        doc["env_id"] = env_id
+        doc["kind"] = "medium-replay"
+        doc["description"] = (
+            f"Medium-replay data of {env_id}: every episode that {which} completed while "
+            f"`rlbench train {env_id} --algo {algo} --seed {seed} --budget {run['budget']}` "
+            f"trained from scratch, stopped at {stop} steps, where that run's learning curve "
+            f"in the zoo first reaches the medium data's mean return {medium.mean_return:g} "
+            f"({reached:g})."
+        )
+        notes = " ".join(n[env_id] for n in (REPLAY_NOTES, NOTES) if env_id in n)
+        if notes:
+            doc["description"] += " " + notes
+        doc["remotes"] = []
+        training = tomlkit.table()
+        training.update({"algo": algo, "hyperparams": env_id, "seed": seed,
+                         "budget": run["budget"], "stop": stop, "recorded_envs": recorded,
+                         "curve": curve.relative_to(ROOT.parent).as_posix(),
+                         "curve_return": round(reached, 6)})  # fmt: skip
+        source = tomlkit.table()
+        if notes:
+            source["notes"] = notes
+        source["training"] = training
+        doc["source"] = source
+        doc["build"] = {"command": f"rlbench datasets build {dataset_id}"}
+        doc["reference"] = medium.reference.model_dump(exclude_none=True)
+        path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        load_dataset_card(path)  # validates
+        print(f"wrote {path}")
+
+
 if __name__ == "__main__":
     main(sys.argv[1:])
+    replay_cards(sys.argv[1:])

@@ -9,6 +9,24 @@ from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import DatasetCard
 from rlbench_suite.core.seeds import DATASET_SEEDS
 
+CARD_REFERENCES = """[reference.random]
+value = 18.5
+policy = "random"
+episodes = 1
+seeds = [10000]
+suite_version = "0.1.0"
+measured = 2026-11-22
+
+[reference.expert]
+value = 500.0
+policy = "baseline:CartPole-v1/ppo/seed-0"
+episodes = 1
+seeds = [10000]
+suite_version = "0.1.0"
+measured = 2026-11-22
+"""
+"""The ``[reference]`` tables of a CartPole dataset card (TOML), for cards the tests write."""
+
 
 def small_card(episodes: int = 4, epsilon: float = 0.5, **changes: Any) -> DatasetCard:
     """A small CartPole card (random data with a scripted-free policy: epsilon-random expert)."""
@@ -37,3 +55,20 @@ def built_card(card: DatasetCard, root: Path) -> DatasetCard:
     return card.model_copy(update={"files": out.files, "content_sha256": out.content_sha256,
                                    "episodes": out.episodes, "steps": out.steps,
                                    "mean_return": out.mean_return})  # fmt: skip
+
+
+def assert_card_refused(path: Path, text: str, expected: list[str]) -> None:
+    """Write the card ``text`` to ``path``: loading it fails naming the file and each of
+    ``expected``."""
+    import pytest
+
+    from rlbench_suite.core.cards import CardError
+    from rlbench_suite.core.dataset_cards import load_dataset_card
+
+    path.write_text(text)
+    with pytest.raises(CardError) as info:
+        load_dataset_card(path)
+    message = str(info.value)
+    assert str(path) in message
+    for item in expected:
+        assert item in message, message

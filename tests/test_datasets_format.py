@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlbench_suite.core.cards import CardError
 from rlbench_suite.core.dataset_cards import (
     DATA_FILE,
     METADATA_FILE,
@@ -30,7 +29,7 @@ from rlbench_suite.datasets.storage import (
     read_episodes,
     write_episodes,
 )
-from tests.dataset_helpers import built_card, small_card
+from tests.dataset_helpers import CARD_REFERENCES, assert_card_refused, built_card, small_card
 
 CARD = """
 id = "rlbench/CartPole-random-v0"
@@ -44,23 +43,7 @@ policies = [{policy = "random", episodes = 3}]
 [build]
 command = "rlbench datasets build rlbench/CartPole-random-v0"
 seed = 1000000000
-
-[reference.random]
-value = 18.5
-policy = "random"
-episodes = 1
-seeds = [10000]
-suite_version = "0.1.0"
-measured = 2026-11-22
-
-[reference.expert]
-value = 500.0
-policy = "baseline:CartPole-v1/ppo/seed-0"
-episodes = 1
-seeds = [10000]
-suite_version = "0.1.0"
-measured = 2026-11-22
-"""
+""" + CARD_REFERENCES
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -92,13 +75,7 @@ def test_a_good_card_loads_and_normalizes_with_the_one_normalization(tmp_path):
 )
 def test_a_malformed_card_names_the_file_and_the_field(tmp_path, old, new, expected):
     assert old in CARD
-    path = write(tmp_path, CARD.replace(old, new))
-    with pytest.raises(CardError) as info:
-        load_dataset_card(path)
-    message = str(info.value)
-    assert str(path) in message
-    for text in expected:
-        assert text in message
+    assert_card_refused(tmp_path / "card.toml", CARD.replace(old, new), expected)
 
 
 def test_unknown_dataset_ids_suggest_the_closest():
@@ -115,6 +92,10 @@ def test_dataset_seeds_clear_every_evaluation_seed():
     assert DATASET_SEEDS.start >= EVALUATION_SEEDS.stop
     assert DATASET_SEEDS.stop <= 2**31
     for card in dataset_cards().values():
+        if card.source.training is not None:  # reset by its training run (test_datasets_replay)
+            assert card.build.seed is None
+            assert not any(s in EVALUATION_SEEDS for s in card.reset_seeds)
+            continue
         assert card.build.seed in DATASET_SEEDS
         assert card.build.seed + card.source.episodes <= DATASET_SEEDS.stop
 
@@ -261,3 +242,21 @@ def test_storage_is_compressed_versioned_and_a_newer_version_is_refused(tmp_path
         file.attrs[STORAGE_ATTR] = STORAGE_VERSION + 1
     with pytest.raises(DatasetFileError, match=f"storage version {STORAGE_VERSION + 1}, newer"):
         list(read_episodes(path))
+
+
+def test_the_docs_page_holds_the_table_of_every_card():
+    from rlbench_suite.datasets.table import (
+        TABLE_END,
+        TABLE_START,
+        replace_between,
+        table_markdown,
+    )
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text()
+    table = table_markdown(dataset_cards().values())
+    assert replace_between(page, TABLE_START, TABLE_END, table) == page, (
+        "docs/datasets.md is stale: run python scripts/dataset_table.py")
+    for card in dataset_cards().values():
+        assert f"| `{card.id}` | {card.kind} |" in table
+    with pytest.raises(ValueError, match="no marker"):
+        replace_between("no markers here", TABLE_START, TABLE_END, table)

@@ -112,10 +112,7 @@ class OfflineRun(Run):
     def new_record(self) -> dict[str, Any]:
         dataset = dataset_of(self.card)
         assert dataset is not None
-        episode_seeds = list(
-            range(dataset.build.seed, dataset.build.seed + dataset.source.episodes)
-        )
-        self.train_seeds = [self.config.seed, *episode_seeds]
+        self.train_seeds = [self.config.seed, *dataset.reset_seeds]
         dataset_record = {"id": dataset.id, "content_sha256": dataset.content_sha256}
         return {
             **super().new_record(),

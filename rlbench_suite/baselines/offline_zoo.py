@@ -145,5 +145,6 @@ def report_markdown(entries: list[OfflineEntry]) -> str:
 
 def replace_report(text: str, report: str) -> str:
     """``text`` with the part between :data:`REPORT_START` and :data:`REPORT_END` replaced."""
-    start, end = text.index(REPORT_START), text.index(REPORT_END)
-    return text[: start + len(REPORT_START)] + "\n\n" + report + "\n\n" + text[end:]
+    from rlbench_suite.datasets.table import replace_between
+
+    return replace_between(text, REPORT_START, REPORT_END, report)

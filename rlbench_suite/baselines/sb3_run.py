@@ -111,6 +111,31 @@ def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def new_sb3_model(card: EnvCard, algo: Algorithm, params: Any, seed: int, device: str = "cpu",
+                  recorder: Any = None) -> Any:  # fmt: skip
+    """A new SB3 model of ``algo`` on ``card``'s training env (:func:`make_training_env`, its
+    copies passed through ``recorder`` where given) with ``params``, seeded with ``seed``;
+    a :class:`TrainError` when the spaces or the hyperparameters are refused."""
+    env = make_training_env(card, params, algo, seed, recorder)
+    check_action_space(algo, card.id, env.action_space)
+    if not isinstance(env.observation_space, gym.spaces.Box | gym.spaces.Discrete):
+        env.close()
+        raise TrainError(
+            f"{card.id}'s observation space {env.observation_space} cannot be exported "
+            "to the suite's ONNX convention (Box or Discrete observations only, for now)"
+        )
+    try:
+        return algo.load_class()(
+            params.entry.policy, env, seed=seed, device=device, verbose=0,
+            **sb3_kwargs(params, env.action_space),
+        )  # fmt: skip
+    except (TypeError, ValueError, AssertionError) as exc:
+        env.close()
+        raise TrainError(
+            f"{algo.class_name} refused the hyperparameters for {card.id} ({params.path}): {exc}"
+        ) from None
+
+
 def _run_callback(run: Run) -> Any:
     """The SB3 callback that hands rollout boundaries and steps to ``run``."""
     from stable_baselines3.common.callbacks import BaseCallback
@@ -281,29 +306,8 @@ class Run:
         return model, state
 
     def new_model(self) -> Any:
-        env = make_training_env(self.card, self.params, self.algo, self.config.seed)
-        check_action_space(self.algo, self.card.id, env.action_space)
-        if not isinstance(env.observation_space, gym.spaces.Box | gym.spaces.Discrete):
-            env.close()
-            raise TrainError(
-                f"{self.card.id}'s observation space {env.observation_space} cannot be exported "
-                "to the suite's ONNX convention (Box or Discrete observations only, for now)"
-            )
-        try:
-            return self.algo.load_class()(
-                self.params.entry.policy,
-                env,
-                seed=self.config.seed,
-                device=self.config.device,
-                verbose=0,
-                **sb3_kwargs(self.params, env.action_space),
-            )
-        except (TypeError, ValueError, AssertionError) as exc:
-            env.close()
-            raise TrainError(
-                f"{self.algo.class_name} refused the hyperparameters for {self.card.id} "
-                f"({self.params.path}): {exc}"
-            ) from None
+        return new_sb3_model(self.card, self.algo, self.params, self.config.seed,
+                             self.config.device)  # fmt: skip
 
     # -- during training --------------------------------------------------------------------
 

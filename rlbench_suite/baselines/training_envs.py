@@ -4,7 +4,7 @@ parameter sharing or a league where the algorithm asks), and the checked trainin
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Protocol
 
 import gymnasium as gym
 
@@ -86,33 +86,54 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
     return used
 
 
-def make_vector_env(card: EnvCard, n: int, stack: Any = ()) -> gym.vector.VectorEnv:
+class Recorder(Protocol):
+    """Something that watches a run's envs as they emit (``datasets.replay``): each copy of a
+    synchronous vector env passes through :meth:`env` (under the training wrappers), a native
+    vector backend through :meth:`vector`."""
+
+    def env(self, env: gym.Env) -> gym.Env: ...
+
+    def vector(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv: ...
+
+
+def make_vector_env(
+    card: EnvCard, n: int, stack: Any = (), recorder: Recorder | None = None
+) -> gym.vector.VectorEnv:
     """``n`` envs of ``card`` in SAME_STEP autoreset: its native vector backend where it has
     one, else ``n`` copies with the standard wrappers in one process (``SyncVectorEnv``);
-    ``stack``: the suite's wrappers to train through, on each copy (never the native backend)."""
+    ``stack``: the suite's wrappers to train through, on each copy (never the native backend);
+    ``recorder``: sees each copy under ``stack``, or the native backend (:class:`Recorder`)."""
     from gymnasium.vector import AutoresetMode
 
     same_step = {"autoreset_mode": AutoresetMode.SAME_STEP}
     if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
-        return gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
-    wrappers = [functools.partial(apply_wrappers, stack=list(stack))] if stack else None
+        envs = gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
+        return envs if recorder is None else recorder.vector(envs)
+    layers = ([recorder.env] if recorder is not None else []) + (
+        [functools.partial(apply_wrappers, stack=list(stack))] if stack else []
+    )  # fmt: skip
+    wrappers = [lambda env: functools.reduce(lambda e, f: f(e), layers, env)] if layers else None
     return gym.make_vec(card.id, n, vectorization_mode="sync", vector_kwargs=same_step,
                         wrappers=wrappers)  # fmt: skip
 
 
 def make_training_env(
-    card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0
+    card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0,
+    recorder: Recorder | None = None,
 ) -> Any:
     """The SB3 VecEnv to train on: :func:`make_vector_env` behind SB3's adapter; VecNormalize
     if asked. Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
     (shared_ppo.py); a league (``algo.league``): ``n_envs`` views whose opponents are drawn
-    from the league, which the VecEnv carries as ``.league`` (league.py)."""
+    from the league, which the VecEnv carries as ``.league`` (league.py). ``recorder``: see
+    :func:`make_vector_env` (refused with parameter sharing and leagues)."""
     from gymnasium.vector import AutoresetMode
 
     from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
     n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
     league = None
+    if recorder is not None and algo is not None and (algo.shared or algo.league):
+        raise TrainError(f"--algo {algo.name}'s envs cannot be recorded (one agent's view)")
     if algo is not None and algo.shared:
         from rlbench_suite.baselines.shared_ppo import shared_vector_env
 
@@ -125,7 +146,7 @@ def make_training_env(
         league = make_league(card, params.entry.league, seed)
         venv = league_vector_env(card, n, league, **same_step)
     else:
-        venv = make_vector_env(card, n, params.entry.env_wrappers)
+        venv = make_vector_env(card, n, params.entry.env_wrappers, recorder)
     env: Any = VectorEnvToSB3(venv)
     if league is not None:
         env.league = league

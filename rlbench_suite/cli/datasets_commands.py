@@ -92,8 +92,18 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
         console.print(f"source: {p.episodes} episodes of {p.policy}"
                       + (f" with epsilon {p.epsilon:g} random actions" if p.epsilon else ""),
                       soft_wrap=True, highlight=False)  # fmt: skip
-    console.print(f"build: {card.build.command} (first seed {card.build.seed})", soft_wrap=True,
-                  highlight=False)  # fmt: skip
+    run = card.source.training
+    if run is not None:
+        console.print(f"source: training run `rlbench train {card.env_id} --algo {run.algo} "
+                      f"--seed {run.seed} --budget {run.budget}` ({run.hyperparams} "
+                      f"hyperparameters) stopped at {run.stop} steps, its first "
+                      f"{run.recorded_envs} envs recorded"
+                      + (f"; curve {run.curve}: {number(run.curve_return)} at the stop"
+                         if run.curve else "")
+                      + ("" if run.deterministic else "; not deterministic"),
+                      soft_wrap=True, highlight=False)  # fmt: skip
+    first = "" if card.build.seed is None else f" (first seed {card.build.seed})"
+    console.print(f"build: {card.build.command}{first}", soft_wrap=True, highlight=False)
     normalized = None if card.mean_return is None else card.normalized_score(card.mean_return)
     console.print(f"episodes {number(card.episodes)}, steps {number(card.steps)}, mean return "
                   f"{number(card.mean_return)} (normalized {number(normalized)})",
@@ -113,12 +123,19 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
 
 @contextlib.contextmanager
 def _episode_progress(card: DatasetCard) -> Iterator[object]:
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} episodes, {task.fields[steps]} steps"),
+    """A bar over the card's episodes, or over its training run's steps (medium-replay)."""
+    run = card.source.training
+    text = ("{task.completed}/{task.total} training steps, {task.fields[episodes]} episodes"
+            if run else "{task.completed}/{task.total} episodes, {task.fields[steps]} steps")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(text),
                   TimeRemainingColumn(), console=errors,
                   disable=not errors.is_terminal) as bar:  # fmt: skip
-        task = bar.add_task(f"build {card.id}", total=card.source.episodes, steps=0)
-        yield lambda done, steps: bar.update(task, completed=done, steps=steps)
+        if run is not None:
+            task = bar.add_task(f"build {card.id}", total=run.stop, episodes=0)
+            yield lambda done, steps: bar.update(task, completed=steps, episodes=done)
+        else:
+            task = bar.add_task(f"build {card.id}", total=card.source.episodes, steps=0)
+            yield lambda done, steps: bar.update(task, completed=done, steps=steps)
 
 
 @datasets_app.command("build")
@@ -146,6 +163,12 @@ def build_command(
                   f"{number(out.mean_return)} "
                   f"(normalized {number(card.normalized_score(out.mean_return))})",
                   highlight=False)  # fmt: skip
+    if out.replay is not None:
+        r = out.replay
+        console.print(f"training run: {r.training_steps} steps; the recorded envs took "
+                      f"{r.recorded_steps}: {out.steps} in the {out.episodes} complete episodes, "
+                      f"{r.open_steps} in episodes still running at the stop (left out)",
+                      highlight=False)  # fmt: skip
     console.print(f"content sha256 {out.content_sha256}", highlight=False)
     for f in out.files:
         console.print(f"{out.folder / f.path}: {f.size} bytes, sha256 {f.sha256}", soft_wrap=True,

@@ -34,7 +34,7 @@ from rlbench_suite.core.cards import (
     load_model,
 )
 from rlbench_suite.core.catalog import normalize_id, unknown_id_message
-from rlbench_suite.core.seeds import DATASET_SEEDS
+from rlbench_suite.core.seeds import DATASET_SEEDS, TRAINING_SEEDS
 from rlbench_suite.resources import content_dir
 
 DatasetKind = Literal["random", "medium", "medium-replay", "medium-expert", "expert"]
@@ -64,26 +64,87 @@ class SourcePolicy(_Model):
     deterministic: bool = True
 
 
-class DataSource(_Model):
-    """Where the data comes from: policies played in order (a mixture when several)."""
+class TrainingRun(_Model):
+    """The training run whose collected transitions a medium-replay dataset holds (D4RL's
+    medium-replay: an agent's replay buffer from scratch up to the medium level): ``rlbench
+    train``'s envs and model for ``algo`` with the ``hyperparams`` entry, seeded with ``seed``,
+    planned for ``budget`` env steps and stopped at ``stop``; every episode that the first
+    ``recorded_envs`` sub-envs completed, as the env emitted it."""
 
-    policies: list[SourcePolicy] = Field(min_length=1)
-    training_run: str | None = Field(None, description="the training run of replay data")
-    notes: str | None = None
+    algo: str = Field(description="an online --algo of rlbench train (ppo, sac, fast_ppo, ...)")
+    hyperparams: str = Field(
+        pattern=ENV_ID_PATTERN,
+        description="the entry of baselines/hyperparams/<algo>.yaml (an env id)",
+    )
+    seed: int = Field(
+        ge=TRAINING_SEEDS.start, lt=TRAINING_SEEDS.stop,
+        description=f"the run's --seed, in core.seeds.TRAINING_SEEDS ({TRAINING_SEEDS.start}.."
+        f"{TRAINING_SEEDS.stop - 1})",
+    )  # fmt: skip
+    budget: int = Field(
+        gt=0, description="the run's budget in env steps (it sets the run's schedules: a "
+        "linear learning rate decays over it); the zoo's run budget to repeat that run",
+    )  # fmt: skip
+    stop: int = Field(
+        gt=0, description="env steps (all sub-envs together) after which the run is stopped "
+        "and recording ends: SB3 at the first env step at or past it, fast_ppo at the first "
+        "update at or past it",
+    )  # fmt: skip
+    recorded_envs: int = Field(gt=0, description="the first k sub-envs are recorded")
+    curve: str | None = Field(
+        None, description="the learning curve the budget was read from (a path in the suite)"
+    )
+    curve_return: float | None = Field(None, description="that curve's mean return at stop")
+    deterministic: bool = Field(
+        True, description="whether a rebuild repeats the run exactly (the content hash holds)"
+    )
+
+    @model_validator(mode="after")
+    def _stops_in_budget(self) -> TrainingRun:
+        if self.stop > self.budget:
+            raise ValueError(f"stop = {self.stop} is past the run's budget = {self.budget}")
+        return self
 
     @property
-    def episodes(self) -> int:
+    def reset_seeds(self) -> list[int]:
+        """The seeds the recorded sub-envs are first reset with (env ``i``: ``seed + i``)."""
+        return list(range(self.seed, self.seed + self.recorded_envs))
+
+
+class DataSource(_Model):
+    """Where the data comes from: policies played in order (a mixture when several), or a
+    training run (medium-replay)."""
+
+    policies: list[SourcePolicy] = Field(default_factory=list)
+    training: TrainingRun | None = Field(None, description="the training run of replay data")
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> DataSource:
+        if self.training is None and not self.policies:
+            raise ValueError("a source names its policies (or, for medium-replay data, its "
+                             "training run: [source.training])")  # fmt: skip
+        if self.training is not None and self.policies:
+            raise ValueError("a source is either policies or a training run, not both")
+        return self
+
+    @property
+    def episodes(self) -> int | None:
+        """Episodes the policies play; None for a training run (known after a build)."""
+        if self.training is not None:
+            return None
         return sum(p.episodes for p in self.policies)
 
 
 class BuildInfo(_Model):
     """How to rebuild the dataset: the command and the first episode seed (episode ``i``
-    is reset with ``seed + i``)."""
+    is reset with ``seed + i``; a training run's data has none of its own)."""
 
     command: str
-    seed: int = Field(
-        ge=DATASET_SEEDS.start, lt=DATASET_SEEDS.stop,
-        description=f"in core.seeds.DATASET_SEEDS ({DATASET_SEEDS.start}..)",
+    seed: int | None = Field(
+        None, ge=DATASET_SEEDS.start, lt=DATASET_SEEDS.stop,
+        description=f"in core.seeds.DATASET_SEEDS ({DATASET_SEEDS.start}..); none for a "
+        "training run's data (its seed is source.training.seed)",
     )  # fmt: skip
     versions: dict[str, str] = Field(
         default_factory=dict, description="package versions of the build (the content hash holds "
@@ -152,9 +213,21 @@ class DatasetCard(_Model, Normalized):
             )
         if kind == "medium-expert" and len(self.source.policies) < 2:
             raise ValueError("a medium-expert dataset mixes at least 2 source policies")
-        if kind == "medium-replay" and self.source.training_run is None:
-            raise ValueError("a medium-replay dataset names its source.training_run")
-        if self.episodes is not None and self.episodes != self.source.episodes:
+        replay = self.source.training is not None
+        if (kind == "medium-replay") != replay:
+            raise ValueError(
+                "a medium-replay dataset names its training run in [source.training] (and no "
+                "policies)" if kind == "medium-replay" else
+                f"only medium-replay data comes from a training run, not {kind!r} data"
+            )  # fmt: skip
+        if replay and self.build.seed is not None:
+            raise ValueError("build.seed: a training run's episodes are reset by the run "
+                             "(source.training.seed); leave build.seed out")  # fmt: skip
+        if not replay and self.build.seed is None:
+            raise ValueError("build.seed: the first episode seed is required (in "
+                             f"core.seeds.DATASET_SEEDS, {DATASET_SEEDS.start}..)")  # fmt: skip
+        if self.source.episodes is not None and self.episodes is not None \
+                and self.episodes != self.source.episodes:
             raise ValueError(
                 f"episodes = {self.episodes} but the source policies play {self.source.episodes}"
             )
@@ -167,6 +240,15 @@ class DatasetCard(_Model, Normalized):
     def name(self) -> str:
         """The id without its namespace (``CartPole-medium-v0``)."""
         return self.id.split("/", 1)[1]
+
+    @property
+    def reset_seeds(self) -> list[int]:
+        """The seeds the data's episodes were reset with: ``build.seed + i`` for each episode
+        of the policies; a training run's recorded sub-envs' first seeds."""
+        if self.source.training is not None:
+            return self.source.training.reset_seeds
+        first = self.build.seed or 0
+        return list(range(first, first + (self.source.episodes or 0)))
 
     @property
     def built(self) -> bool:

@@ -35,6 +35,8 @@ from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
 from rlbench_suite.datasets.joint import is_joint, joint_rollouts, joint_spaces, make_joint_env
 from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
+from rlbench_suite.datasets.recorder import stack_values
+from rlbench_suite.datasets.replay import ReplayStats
 from rlbench_suite.datasets.storage import (
     Episode,
     content_hash,
@@ -64,12 +66,13 @@ class BuildOutput:
     content_sha256: str
     files: list[DataFile]
     versions: dict[str, str]
+    replay: ReplayStats | None = None
+    """Of a training run's data: the run's steps and the recorded envs' (replay.py)."""
 
 
 def episode_seeds(card: DatasetCard) -> list[int]:
-    """The reset seed of every episode of ``card``, in order."""
-    first = card.build.seed
-    return list(range(first, first + card.source.episodes))
+    """The reset seed of every episode of ``card``'s policies, in order."""
+    return card.reset_seeds
 
 
 def _policy_for(component: SourcePolicy, env: gym.Env) -> Any:
@@ -106,8 +109,8 @@ def play(
         if terminated or truncated:
             break
     return Episode(
-        observations=_stack(observations, env.observation_space),
-        actions=_stack(actions, env.action_space),
+        observations=stack_values(observations, env.observation_space),
+        actions=stack_values(actions, env.action_space),
         rewards=np.asarray(rewards, dtype=np.float64),
         terminations=np.asarray(terminations, dtype=bool),
         truncations=np.asarray(truncations, dtype=bool),
@@ -126,18 +129,6 @@ def random_actions(env: gym.Env, space: gym.Space, seed: int) -> Callable[[Any, 
         return make_policy(TEXT_RANDOM_POLICY, env, seed=seed).act
     space.seed(seed)
     return lambda obs, info: space.sample()
-
-
-def _stack(values: list[Any], space: gym.Space) -> Any:
-    """Values of ``space`` stacked along a first axis (dicts and tuples per key, text as a list)."""
-    if isinstance(space, gym.spaces.Dict):
-        return {k: _stack([v[k] for v in values], s) for k, s in space.spaces.items()}
-    if isinstance(space, gym.spaces.Tuple):
-        return tuple(_stack([v[i] for v in values], s) for i, s in enumerate(space.spaces))
-    if isinstance(space, gym.spaces.Text):
-        return [str(v) for v in values]
-    dtype = space.dtype if space.dtype is not None else None
-    return np.asarray(values, dtype=dtype)
 
 
 def rollouts(card: DatasetCard, progress: Progress | None = None,
@@ -208,7 +199,15 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        episodes = list(rollouts(card, progress))
+        replay = None
+        if card.source.training is not None:
+            from rlbench_suite.datasets.replay import record_training
+
+            episodes, replay = record_training(card, progress)
+        else:
+            episodes = list(rollouts(card, progress))
+        if not episodes:
+            raise ValueError(f"{card.id}: the build recorded no complete episode")
         (staging / DATA_FILE).parent.mkdir(parents=True)
         count, steps = write_episodes(staging / DATA_FILE, episodes)
         returns = [e.total_return for e in episodes]
@@ -216,7 +215,7 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
         references = card.reference
         meta = minari_metadata(
             card.id, spec_json, *spaces, count, steps,
-            {"algorithm_name": ", ".join(p.policy for p in card.source.policies),
+            {"algorithm_name": _source_name(card),
              "description": card.description, "code_permalink": card.build.command,
              "ref_min_score": references.random.value, "ref_max_score": references.expert.value},
         )  # fmt: skip
@@ -236,7 +235,16 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
-                       build_versions())  # fmt: skip
+                       build_versions(), replay)  # fmt: skip
+
+
+def _source_name(card: DatasetCard) -> str:
+    """The data's source in a word or two (Minari's ``algorithm_name``)."""
+    run = card.source.training
+    if run is not None:
+        return (f"{run.algo} training run ({run.hyperparams} hyperparameters, seed {run.seed}, "
+                f"{run.budget} steps)")  # fmt: skip
+    return ", ".join(p.policy for p in card.source.policies)
 
 
 def _env_description(env_id: str) -> tuple[Any, str | None, tuple[gym.Space, gym.Space]]:
