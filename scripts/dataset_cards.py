@@ -84,12 +84,19 @@ REPLAY = {
     "rlbench/QuadHover-v0": ("fast_ppo", 0, 32),
     "rlbench/MiniGrid-DoorKey-5x5-v0": ("ppo", 0, 8),
     "rlbench/TextAdventureEasy-v0": ("maskable_ppo", 0, 4),
+    "rlbench/Ant-v5": ("fast_ppo", 0, 8),
+    "rlbench/Hopper-v5": ("fast_ppo", 0, 8),
+    "rlbench/Swimmer-v5": ("fast_ppo", 0, 8),
 }  # fmt: skip
 """env id -> (algo, seed, recorded envs) of the medium-replay training run (module doc): the
 zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once).
 ArmPush has no committed zoo curve to read a stop from, and CoopNav's PPO run trains agent_0
 among scripted partners, not the joint team that CoopNav's data holds: neither has one."""
 REPLAY_NOTES = {
+    "rlbench/Ant-v5": "Its mean return is below the random data's: the early policy's "
+                      "Gaussian actions, clipped to [-1, 1], cost about twice the control cost "
+                      "of uniform ones (E[a^2] about 0.6 against 1/3) while it falls about as "
+                      "soon.",
     "rlbench/QuadHover-v0": "fast_ppo trains on the card's batched NumPy backend "
                             "(QuadHoverVectorEnv), so this data is what that backend emitted, "
                             "not PyBullet (same spaces; the other QuadHover kinds are PyBullet).",
