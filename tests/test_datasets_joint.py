@@ -66,3 +66,29 @@ def test_coop_nav_cards_use_team_references_and_rebuild_to_their_hash(tmp_path) 
     assert (out.episodes, out.steps) == (card.episodes, card.steps)
     medium = get_dataset_card("rlbench/CoopNav-medium-v0")
     assert 20 < medium.normalized_score(medium.mean_return) < 45
+
+
+def test_joint_data_reads_back_per_agent_with_transitions_inside_episodes(env, tmp_path) -> None:
+    from rlbench_suite.datasets.loader import OfflineDataset
+
+    policy = joint_policy(env, EXPERT)
+    episodes = [joint_play(env, policy, s, epsilon=0.3) for s in (11, 12)]
+    path = tmp_path / "joint.hdf5"
+    write_episodes(path, episodes)
+    dataset = OfflineDataset(path)
+    data = dataset.get_dataset()
+    agents = sorted(env.possible_agents)
+    n = len(episodes[0])
+    for key in ("observations", "actions", "rewards", "next_observations"):
+        assert sorted(data[key]) == agents
+    for agent in agents:
+        obs = data["observations"][agent]
+        assert obs.shape == (2 * n, 14)
+        assert obs[:n].tolist() == episodes[0].observations[agent][:-1].tolist()
+        assert data["next_observations"][agent][n - 1].tolist() == (
+            episodes[0].observations[agent][-1].tolist())  # not episode 1's first
+        assert data["actions"][agent][n:].tolist() == episodes[1].actions[agent].tolist()
+    assert dataset.episode_returns() == pytest.approx([e.total_return for e in episodes])
+    batch = dataset.sample(16, torch=True)
+    assert sorted(batch["obs"]) == agents and tuple(batch["obs"][agents[0]].shape) == (16, 14)
+    assert dataset.episode(1).actions[agents[2]].tolist() == episodes[1].actions[agents[2]].tolist()

@@ -51,3 +51,36 @@ def test_text_cards_use_random_admissible_and_the_builder_rule() -> None:
     returns = [get_dataset_card(f"rlbench/TextAdventureEasy-{k}-v0").mean_return
                for k in ("random", "medium", "expert")]  # fmt: skip
     assert returns[0] < returns[1] < returns[2] <= random.reference.expert.value
+
+
+def test_text_data_reads_back_as_strings_with_transitions_inside_episodes(tmp_path) -> None:
+    import numpy as np
+    import pytest
+
+    from rlbench_suite.datasets.loader import OfflineDataset
+    from rlbench_suite.datasets.storage import write_episodes
+
+    env = gym.make(ENV_ID)
+    try:
+        expert = make_policy(EXPERT, env)
+        space = copy.deepcopy(env.action_space)
+        episodes = [play(env, expert, s, epsilon=0.3, random_space=space) for s in (5, 6)]
+    finally:
+        env.close()
+    path = tmp_path / "text.hdf5"
+    write_episodes(path, episodes)
+    data = OfflineDataset(path).get_dataset()
+    steps = sum(len(e) for e in episodes)
+    assert all(data[k].shape == (steps,) for k in data)
+    first = len(episodes[0])
+    assert list(data["observations"][:first]) == episodes[0].observations[:-1]
+    assert list(data["actions"][first:]) == episodes[1].actions
+    # the last step of episode 0 keeps its own next observation, not episode 1's first
+    assert data["next_observations"][first - 1] == episodes[0].observations[-1]
+    assert data["observations"][first] == episodes[1].observations[0]
+    dataset = OfflineDataset(path)
+    assert dataset.episode_returns().tolist() == pytest.approx([e.total_return for e in episodes])
+    assert all(isinstance(a, str) for a in dataset.sample(8)["action"])
+    with pytest.raises(TypeError, match=r"strings .* no tensor form"):
+        dataset.sample(8, torch=True)
+    assert np.asarray(data["rewards"]).dtype == np.float64

@@ -4,6 +4,10 @@ The file is read once into flat arrays (observations of all episodes one after a
 episode with its ``T + 1`` rows); an episode is a view into them, and transitions pair row
 ``t`` with row ``t + 1`` of the *same* episode. So a transition never crosses an episode
 boundary, and a truncated episode's last transition keeps its real next observation.
+
+Text data (observations and commands as strings) is held in NumPy object arrays of ``str``;
+joint multi-agent data as a dict per agent (of observations, actions, rewards and ending
+flags), each agent's arrays indexed like a single agent's.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ class OfflineDataset:
 
     With ``content_sha256`` (the card's), data that does not match it is refused.
 
-    Observations and actions must be arrays (Box, Discrete, MultiDiscrete, MultiBinary
-    spaces); datasets of text or dict spaces are read with :func:`read_episodes`.
+    Observations and actions are arrays (Box, Discrete, MultiDiscrete, MultiBinary spaces),
+    object arrays of ``str`` (Text spaces) or dicts of those (joint multi-agent data, one key
+    per agent: every per-step field, the rewards and ending flags too, is such a dict).
     """
 
     def __init__(self, path: Path, dataset_id: str | None = None,
@@ -62,24 +67,17 @@ class OfflineDataset:
                 "(the file is corrupt); run `rlbench datasets verify` and download or build it "
                 "again"
             )
-        for episode in episodes:
-            if not isinstance(episode.observations, np.ndarray) or not isinstance(
-                episode.actions, np.ndarray
-            ):
-                raise TypeError(
-                    f"{self.path}: observations and actions must be arrays for the "
-                    "transition sampler; use storage.read_episodes for other spaces"
-                )
         lengths = np.array([len(e) for e in episodes], dtype=np.int64)
         self.lengths = lengths
         self.seeds = [e.seed for e in episodes]
         self.step_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         self.obs_starts = self.step_starts + np.arange(len(episodes))
-        self.observations = np.concatenate([e.observations for e in episodes])
-        self.actions = np.concatenate([e.actions for e in episodes])
-        self.rewards = np.concatenate([e.rewards for e in episodes])
-        self.terminations = np.concatenate([e.terminations for e in episodes]).astype(bool)
-        self.truncations = np.concatenate([e.truncations for e in episodes]).astype(bool)
+        self.observations = _concat([e.observations for e in episodes])
+        self.actions = _concat([e.actions for e in episodes])
+        self.rewards = _concat([e.rewards for e in episodes])
+        self.terminations = _as_bool(_concat([e.terminations for e in episodes]))
+        self.truncations = _as_bool(_concat([e.truncations for e in episodes]))
+        self.joint = isinstance(self.rewards, dict)
         # the observation row of every step, and of its next observation
         episode_of_step = np.repeat(np.arange(len(episodes)), lengths)
         self.obs_index = np.arange(int(lengths.sum())) + episode_of_step
@@ -100,15 +98,20 @@ class OfflineDataset:
         """Episode ``index`` (negative indices count from the end)."""
         index = range(self.num_episodes)[index]
         s, o, n = self.step_starts[index], self.obs_starts[index], self.lengths[index]
-        return EpisodeView(index, self.seeds[index], self.observations[o:o + n + 1],
-                           self.actions[s:s + n], self.rewards[s:s + n],
-                           self.terminations[s:s + n], self.truncations[s:s + n])  # fmt: skip
+        steps, rows = slice(s, s + n), slice(o, o + n + 1)
+        return EpisodeView(index, self.seeds[index], _take(self.observations, rows),
+                           _take(self.actions, steps), _take(self.rewards, steps),
+                           _take(self.terminations, steps), _take(self.truncations, steps))
 
     def episodes(self) -> list[EpisodeView]:
         return [self.episode(i) for i in range(self.num_episodes)]
 
     def episode_returns(self) -> np.ndarray:
-        """Every episode's return, in order."""
+        """Every episode's return, in order; of joint data the mean over agents of each agent's
+        return (``Episode.total_return``'s rule)."""
+        if self.joint:
+            return np.mean([np.add.reduceat(r.astype(np.float64), self.step_starts)
+                            for r in self.rewards.values()], axis=0)  # fmt: skip
         return np.add.reduceat(self.rewards.astype(np.float64), self.step_starts)
 
     def transitions(self, indices: Any = None) -> dict[str, np.ndarray]:
@@ -117,12 +120,12 @@ class OfflineDataset:
         steps = np.arange(self.num_steps) if indices is None else np.asarray(indices)
         rows = self.obs_index[steps]
         return {
-            "observations": self.observations[rows],
-            "actions": self.actions[steps],
-            "rewards": self.rewards[steps],
-            "next_observations": self.observations[rows + 1],
-            "terminations": self.terminations[steps],
-            "truncations": self.truncations[steps],
+            "observations": _take(self.observations, rows),
+            "actions": _take(self.actions, steps),
+            "rewards": _take(self.rewards, steps),
+            "next_observations": _take(self.observations, rows + 1),
+            "terminations": _take(self.terminations, steps),
+            "truncations": _take(self.truncations, steps),
         }
 
     def seed(self, seed: int | None) -> None:
@@ -149,14 +152,47 @@ class OfflineDataset:
 
 
 def to_torch(batch: dict[str, np.ndarray], device: Any = None) -> dict[str, Any]:
-    """The arrays of ``batch`` as torch tensors (floats as float32, flags as bool)."""
+    """The arrays of ``batch`` as torch tensors (floats as float32, flags as bool; a dict of
+    arrays, joint data's, as a dict of tensors). Text (strings) has no tensor form: refused."""
     import torch
 
     out: dict[str, Any] = {}
     for key, value in batch.items():
+        if isinstance(value, dict):
+            out[key] = to_torch(value, device)
+            continue
         array = np.asarray(value)
+        if array.dtype.kind == "O":
+            raise TypeError(f"{key!r} holds strings (text data), which have no tensor form; "
+                            "sample without torch=True and encode the text first")  # fmt: skip
         if array.dtype.kind == "f":
             array = array.astype(np.float32, copy=False)
         out[key] = torch.as_tensor(array, device=device)
     return out
+
+
+def _concat(values: list[Any]) -> Any:
+    """One array of per-episode ``values``: arrays concatenated, lists of ``str`` as an object
+    array, dicts (joint data) key by key."""
+    if isinstance(values[0], dict):
+        return {key: _concat([v[key] for v in values]) for key in values[0]}
+    if isinstance(values[0], np.ndarray):
+        return np.concatenate(values)
+    flat = [item for value in values for item in value]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out
+
+
+def _take(tree: Any, index: Any) -> Any:
+    """``tree[index]`` of an array, or of every array of a dict (joint data)."""
+    if isinstance(tree, dict):
+        return {key: value[index] for key, value in tree.items()}
+    return tree[index]
+
+
+def _as_bool(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {key: np.asarray(value, dtype=bool) for key, value in tree.items()}
+    return np.asarray(tree, dtype=bool)
 
