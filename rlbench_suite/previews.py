@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -192,10 +193,18 @@ def _play(env: gym.Env, policy: Any, options: PreviewOptions, on_step: Any) -> i
     return t
 
 
+def _headless_sdl() -> None:
+    """Off-screen frames need no display: without one, SDL (pygame's renderers) gets its dummy
+    video driver instead of printing "error: XDG_RUNTIME_DIR is invalid" while it looks for one."""
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+
 def _write_image(card: EnvCard, path: Path, options: PreviewOptions) -> Preview:
     from PIL import Image
 
     gif = path.suffix.lower() == ".gif"
+    _headless_sdl()
     env, policy, record = _make(card, options, render_mode="rgb_array")
     try:
         # First pass without frames to count the steps, then the same play with frames at

@@ -23,7 +23,7 @@ from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.metrics import interval_estimates
 from rlbench_suite.core.result import load_result
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
-from rlbench_suite.demo.run import DEFAULT_DATASET
+from rlbench_suite.demo.defaults import DEFAULT_DATASET
 from rlbench_suite.demo.suite import committed_baselines, quick_suite
 from rlbench_suite.demo.summary import interval
 from rlbench_suite.evaluation import default_protocol

@@ -167,8 +167,15 @@ def info(
     table = Table(title=card.id, show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold", max_width=120)
-    for key, value in card.model_dump(exclude={"reference"}).items():
+    for key, value in card.model_dump(mode="json", exclude={"reference", "trained"}).items():
         table.add_row(key, str(value))
+    for baseline in card.trained:
+        shown = baseline.normalized or baseline.value
+        scale = "normalized" if baseline.normalized else card.primary_metric
+        table.add_row("trained", (
+            f"{baseline.name}: {scale} {interval(shown.point, shown.low, shown.high, 3)} (IQM "
+            f"over seeds {baseline.seeds}, {baseline.budget_steps:,} steps each, "
+            f"{baseline.wall_time_s:,.0f} s in all; {baseline.results}, {baseline.measured})"))
     for kind in ("random", "expert"):
         ref = getattr(card.reference, kind)
         how = "" if ref is None else f" ({reference_how(ref)})"

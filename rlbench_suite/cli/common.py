@@ -25,6 +25,7 @@ app = typer.Typer(
     help="rlbench-suite: environments, checks and reference scores for reinforcement learning.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # docstrings' single line breaks join (paragraphs wrap to the terminal)
 )
 PIPE_WIDTH = 10_000
 

@@ -8,6 +8,12 @@ from typing import Annotated
 import typer
 
 from rlbench_suite.cli.common import app, console, errors, fail
+from rlbench_suite.demo.defaults import (
+    DEFAULT_DATASET,
+    DEFAULT_PORT,
+    QUICK_TRAIN_SECONDS,
+    TRAIN_SECONDS,
+)
 
 
 @app.command()
@@ -31,16 +37,17 @@ def demo(
     ] = True,
     port: Annotated[
         int | None,
-        typer.Option(min=0, max=65535, help="Port of the site on 127.0.0.1 (default 8000, or a "
-                     "free one when taken; 0: any free port)."),
+        typer.Option(min=0, max=65535, help=f"Port of the site on 127.0.0.1 (default "
+                     f"{DEFAULT_PORT}, or a free one when taken; 0: any free port)."),
     ] = None,
     train_seconds: Annotated[
         float | None,
-        typer.Option(min=1, help="Wall seconds of quadrotor training (default 75; --quick 5)."),
+        typer.Option(min=1, help=f"Wall seconds of quadrotor training (default "
+                     f"{TRAIN_SECONDS:g}; --quick {QUICK_TRAIN_SECONDS:g})."),
     ] = None,
     dataset: Annotated[
         str, typer.Option(help="The dataset to mirror and download.")
-    ] = "rlbench/CartPole-random-v0",
+    ] = DEFAULT_DATASET,
 ) -> None:  # fmt: skip
     """Evaluate the shipped baselines, mirror and download a dataset, train the fast
     quadrotor, verify and rank everything on the embedded leaderboard, then serve its site."""

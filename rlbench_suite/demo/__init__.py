@@ -21,7 +21,19 @@ Orchestration in :mod:`.run`, output in :mod:`.report`.
 
 from __future__ import annotations
 
-from rlbench_suite.demo.report import DemoError, DemoInterrupted
-from rlbench_suite.demo.run import DemoOptions, run_demo
+from typing import Any
 
 __all__ = ["DemoError", "DemoInterrupted", "DemoOptions", "run_demo"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use (``demo.defaults`` stays light for the CLI)."""
+    if name in ("DemoError", "DemoInterrupted"):
+        from rlbench_suite.demo import report
+
+        return getattr(report, name)
+    if name in ("DemoOptions", "run_demo"):
+        from rlbench_suite.demo import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,12 @@ from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.demo import board
+from rlbench_suite.demo.defaults import (
+    DEFAULT_DATASET,
+    DEFAULT_PORT,
+    QUICK_TRAIN_SECONDS,
+    TRAIN_SECONDS,
+)
 from rlbench_suite.demo.quad import import_pybullet_quietly
 from rlbench_suite.demo.report import DemoError, Reporter
 from rlbench_suite.evaluation import default_protocol, evaluate
@@ -21,9 +27,6 @@ from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
 from rlbench_suite.paths import datasets_dir, leaderboard_dir, result_file
 from rlbench_suite.policies.core import file_sha256
 
-DEFAULT_DATASET = "rlbench/CartPole-random-v0"
-DEFAULT_PORT = 8000
-TRAIN_SECONDS, QUICK_TRAIN_SECONDS = 90.0, 5.0
 STEPS = ("the leaderboard database", "the shipped baselines on a quick suite",
          "a dataset through a local mirror", "training the fast quadrotor baseline",
          "verification by the leaderboard's worker", "summary",
