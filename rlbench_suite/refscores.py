@@ -99,13 +99,18 @@ def write_reference(path: Path, kind: str, score: RefScore) -> None:
     rewrite_card(path, edit)
 
 
-def write_trained(path: Path, trained: list[Any], suite: str | None = None) -> None:
+def write_trained(path: Path, trained: list[Any], suite: str | None = None,
+                  member: bool = True) -> None:  # fmt: skip
     """Write the card's ``[[trained]]`` baselines (``TrainedBaseline``s, best first) and, if
-    given, add ``suite`` to its suites, keeping the rest of the card's layout."""
+    given, put the card in ``suite`` (``member``) or take it out (not ``member``), keeping the
+    rest of the card's layout."""
 
     def edit(doc: tomlkit.TOMLDocument) -> None:
-        if suite is not None and suite not in doc.get("suites", []):
-            doc["suites"] = [*doc.get("suites", []), suite]
+        suites = list(doc.get("suites", []))
+        if suite is not None and member and suite not in suites:
+            doc["suites"] = [*suites, suite]
+        elif suite is not None and not member and suite in suites:
+            doc["suites"] = [s for s in suites if s != suite]
         tables = tomlkit.aot()
         for baseline in trained:
             tables.append(tomlkit.item(baseline.model_dump(mode="json", exclude_none=True)))

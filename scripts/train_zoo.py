@@ -98,8 +98,9 @@ def write_summaries(entries: list[ZooEntry]) -> int:
     (over every complete entry of the card, ``expert_only`` ones included), measured by
     ``rlbench refscores --policy baseline:...`` (100 reference episodes), kept only if it
     beats the random reference by the normalization's margin. A card joins the
-    ``rlbench-reference`` suite only when each of its trained baselines (the IQM over seeds)
-    beats its random reference; seeds that do not are printed (and show in the interval).
+    ``rlbench-reference`` suite only when each of its trained baselines beats its random
+    reference: the lower end of the 95% interval over seeds lies above it (``zoo.beats_random``);
+    seeds that do not are printed (and show in the interval).
     """
     complete: dict[str, list[tuple[ZooEntry, list]]] = {}
     for entry in entries:
@@ -123,7 +124,7 @@ def write_summaries(entries: list[ZooEntry]) -> int:
         beaten = all(beats_random(card, baseline) for baseline in trained)
         if not beaten:
             print(f"{card_id}: stays out of {REFERENCE_SUITE}: a baseline does not beat random")
-        write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE if beaten else None)
+        write_trained(card_paths()[card_id], trained, suite=REFERENCE_SUITE, member=beaten)
         carried += 1
     return carried
 

@@ -97,6 +97,26 @@ def test_rewriting_a_cards_trained_baselines_leaves_the_file_unchanged(tmp_path)
     before = path.read_text()
     write_trained(path, card.trained, suite=REFERENCE_SUITE)
     assert path.read_text() == before
+    # a baseline that no longer beats random takes the card out of the suite, and back in after
+    write_trained(path, card.trained, suite=REFERENCE_SUITE, member=False)
+    from rlbench_suite.core.cards import load_card
+
+    assert REFERENCE_SUITE not in load_card(path).suites and load_card(path).trained
+    write_trained(path, card.trained, suite=REFERENCE_SUITE)
+    assert REFERENCE_SUITE in load_card(path).suites
+
+
+def test_beating_random_means_the_interval_over_seeds_lies_above_it():
+    from rlbench_suite.baselines.zoo import beats_random
+    from rlbench_suite.core.catalog import get_card
+
+    card = get_card("rlbench/Wordle-v0")  # random text commands never win: random is 0
+    baseline = card.trained[0]
+    lucky = baseline.model_copy(update={"value": baseline.value.model_copy(
+        update={"point": 0.007, "low": 0.0, "high": 0.02})})
+    assert not beats_random(card, lucky)  # one lucky seed's point estimate is not enough
+    clear = lucky.model_copy(update={"value": lucky.value.model_copy(update={"low": 0.001})})
+    assert beats_random(card, clear)
 
 
 def test_the_docs_results_table_and_curves_are_the_committed_results():

@@ -122,9 +122,10 @@ def seeds_below_random(card: EnvCard, runs: list[SeedRun]) -> list[int]:
 
 
 def beats_random(card: EnvCard, baseline: TrainedBaseline) -> bool:
-    """Whether a trained baseline (its IQM over seeds) beats the card's random reference."""
+    """Whether a trained baseline beats the card's random reference: the lower end of its 95%
+    interval over seeds (of the IQM) lies above it, not just its point estimate."""
     random = card.reference.random
-    return random is None or baseline.value.point > random.value
+    return random is None or baseline.value.low > random.value
 
 
 def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBaseline:
