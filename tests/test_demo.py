@@ -23,6 +23,7 @@ from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.metrics import interval_estimates
 from rlbench_suite.core.result import load_result
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
+from rlbench_suite.datasets.cache import verify
 from rlbench_suite.demo.defaults import DEFAULT_DATASET
 from rlbench_suite.demo.suite import committed_baselines, quick_suite
 from rlbench_suite.demo.summary import interval
@@ -149,6 +150,10 @@ def test_the_dataset_was_downloaded_from_the_local_mirror_with_the_right_hashes(
         if same_bytes:
             assert sha == next(f.sha256 for f in card.files if f.path == path)
     assert re.search(r"served at http://127\.0\.0\.1:\d+ ", done.stdout)
+    # the verified download is kept in the user's cache (the site serves it from there)
+    kept = Path(re.search(r"made: \S+ in your dataset cache .*?: (/.+)", done.stdout)[1].strip())
+    assert kept == data.resolve() / "datasets" / card.id
+    assert not verify(card, kept.parents[1])
 
 
 @pytest.mark.slow

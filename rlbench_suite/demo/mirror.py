@@ -85,3 +85,19 @@ def download_from_mirror(card: DatasetCard, mirror: Path, fresh: Path,
         raise ValueError(f"{card.id}: the downloaded copy does not verify: "
                          + "; ".join(map(str, problems)))  # fmt: skip
     return Downloaded(folder, list(card.files), server.url, server.bytes_sent)
+
+
+def keep_in_cache(card: DatasetCard, fresh: Path, cache: Path) -> Path | None:
+    """Copy the verified download in ``fresh`` into the user's ``cache`` when it is not there
+    yet (so the leaderboard site serves it and ``gym.make(<offline id>)`` reads it); its folder
+    there, or None when the cache already held it. The copy lands whole or not at all."""
+    if is_cached(card, cache):
+        return None
+    target = dataset_folder(card, cache)
+    tmp = target.with_name(target.name + ".demo-tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(dataset_folder(card, fresh), tmp)
+    shutil.rmtree(target, ignore_errors=True)  # an unverified leftover
+    tmp.rename(target)
+    return target

@@ -197,7 +197,7 @@ def step_baselines(demo: Demo) -> None:
 
 
 def step_dataset(demo: Demo) -> None:
-    from rlbench_suite.demo.mirror import download_from_mirror, fill_mirror
+    from rlbench_suite.demo.mirror import download_from_mirror, fill_mirror, keep_in_cache
 
     card = get_dataset_card(demo.options.dataset)
     mirror, fresh = demo.options.demo_dir / "mirror", demo.options.demo_dir / "downloads"
@@ -218,6 +218,10 @@ def step_dataset(demo: Demo) -> None:
     for file in got.files:
         demo.out.say(f"  {card.id} {file.path}: {file.size} bytes, sha256 {file.sha256}")
     demo.out.made_here(f"{card.id} in a fresh cache", got.folder)
+    kept = keep_in_cache(card, fresh, datasets_dir(demo.options.data_dir))
+    if kept is not None:
+        demo.out.made_here(f"{card.id} in your dataset cache (the site serves it, and "
+                           f"gym.make('{card.id}') reads it)", kept)  # fmt: skip
 
 
 def step_quad(demo: Demo) -> None:
