@@ -23,6 +23,7 @@ release = version = rlbench_suite.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",  # Google-style "Args:" sections of docstrings
     "env_pages",
     "api_pages",
 ]

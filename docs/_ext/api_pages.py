@@ -17,6 +17,8 @@ from env_pages import write_pages
 PACKAGES = {
     "rlbench_suite.core": "The contracts: cards, catalog, scoring, protocol, Result, metrics.",
     "rlbench_suite.policies": "The Policy protocol, its adapters and `--policy` strings.",
+    "rlbench_suite.wrappers": "The standardized wrappers: statistics, action masks, "
+    "multi-agent converters, text wrappers, SB3 and vector adapters.",
     "rlbench_suite.evaluation": "The evaluation harness and analysis.",
     "rlbench_suite.baselines": "Training, tuning, the zoo.",
     "rlbench_suite.datasets": "Offline datasets: building, storage, loading, the cache, "

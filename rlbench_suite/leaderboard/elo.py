@@ -36,8 +36,8 @@ INITIAL = 1000.0
 REPS = 1000
 SEED = 0
 Player = tuple[str, str]
-"""(kind, name): kind is ``method``, ``reference`` or ``opponent``, so no method name can
-pass for a reference or an opponent."""
+"""A player, ``(kind, name)``, where kind is ``method``, ``reference`` or ``opponent``, so no
+method name can pass for a reference or an opponent."""
 Pairing = tuple[Player, Player, int, int]
 """(player, opponent, games won by the player, games)."""
 
