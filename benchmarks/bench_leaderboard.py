@@ -10,8 +10,8 @@ AsyncClients in this process (which then measures its own CPU time too); the det
 ``generator`` says which. The same on SQLite and on PostgreSQL (a throwaway cluster like the
 tests'; skipped with a message where it cannot start). A round's rate is requests per second
 (wall clock), and each variant's detail has the p50 and p99 latency of every request it sent
-after the warm-up round (whose p99, on a cold cache, is kept apart); goal: p99 under 100 ms
-on SQLite.
+after the warm-up round (whose p99 is kept apart, as is the time of the route's very first
+request, sent alone on a cold cache); goal: p99 under 100 ms on SQLite.
 Rows: each route against a static file served by the same server to the same clients
 (``/static/style.css``: no database, no template, but Starlette's ``StaticFiles`` stats and
 reads the file in the thread pool at each request, where the cached routes answer from
@@ -117,7 +117,7 @@ class _Page(LatencyLoad):
             **stats,
             "results_in_db": self.backend.total,
             "p99_goal_ms": P99_GOAL_MS,
-            "p99_goal_met": stats["p99_ms"] < P99_GOAL_MS,
+            "p99_goal_met": stats["p99_ms"] is not None and stats["p99_ms"] < P99_GOAL_MS,
         }
 
     def close(self) -> None:

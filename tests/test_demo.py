@@ -69,9 +69,12 @@ def table_rows(stdout: str) -> dict[str, list[str]]:
 def stored(data: Path) -> list[dict]:
     engine = create_engine(f"sqlite:///{data / 'leaderboard' / 'leaderboard.sqlite'}")
     with engine.connect() as connection:
-        rows = connection.execute(text(
-            "SELECT r.id, r.env_id, r.protocol_hash, r.verification, r.artifact_sha256, "
-            "r.episodes, m.name AS method FROM results r JOIN methods m ON m.id = r.method_id"))
+        rows = connection.execute(
+            text(
+                "SELECT r.id, r.env_id, r.protocol_hash, r.verification, r.artifact_sha256, "
+                "r.episodes, m.name AS method FROM results r JOIN methods m ON m.id = r.method_id"
+            )
+        )
         return [dict(row._mapping) for row in rows]  # fmt: skip
 
 
@@ -108,8 +111,12 @@ def test_the_database_holds_the_results_verified_as_the_table_says(quick):
     for pick in quick_suite(1):  # the worker's own verified rows sit beside the demo's
         row = mine[pick.card.id]
         if row["verification"] == "verified":
-            assert any(r["verification"] == "verified" and r["id"] != row["id"]
-                       and r["artifact_sha256"] == row["artifact_sha256"] for r in results)
+            assert any(
+                r["verification"] == "verified"
+                and r["id"] != row["id"]
+                and r["artifact_sha256"] == row["artifact_sha256"]
+                for r in results
+            )
     imported = [r for r in results if r["id"] not in ids and r["method"].startswith("zoo-")]
     assert len(imported) >= len(list(ROOT.glob("baselines/results/*/*/seed-*/result.json")))
 
@@ -185,7 +192,7 @@ def test_a_failing_step_is_named_on_one_line(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert lines == [
         "error: step 1/6 (the leaderboard database) failed: unsupported database 'mysql'; "
-        "accepted: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3)"
+        "accepted: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3; postgres:// too)"
     ]
 
 

@@ -13,6 +13,7 @@ from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.leaderboard import ranking, ranking_cache
 from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
+from rlbench_suite.leaderboard.scores import success_scale
 
 
 class NotFound(LookupError):
@@ -108,7 +109,7 @@ def env_ranking(
 
     def table() -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
         runs = filters.apply(env_runs(session, env, protocol_hash))
-        rows = ranking.rank_env(runs)
+        rows = ranking.rank_env(runs, success_scale(card))
         scores = {
             r.method + "@" + r.budget_class: [
                 run.score for run in runs if run.result_id in r.result_ids
