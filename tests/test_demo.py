@@ -231,3 +231,37 @@ def test_ctrl_c_names_the_step_it_stopped(tmp_path):
     assert process.returncode == 130
     assert "interrupted during step 2/6 (the shipped baselines on a quick suite)" in err
     assert str(tmp_path) in err
+
+
+def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch):
+    """COLUMNS=80, piped: the narrow table wraps its cells; before, rich dropped the
+    'verified' column and cut the others."""
+    import io
+
+    from rlbench_suite.cli.common import make_console
+    from rlbench_suite.demo.report import Reporter
+
+    monkeypatch.setenv("COLUMNS", "80")
+    console = make_console()
+    console.file = io.StringIO()
+    assert console.width == 80 and not console.is_terminal
+    columns = ["env", "baseline", "IQM normalized score [95% CI]", "over", "verified"]
+    rows = [
+        ("rlbench/MiniGrid-Empty-5x5-v0", "zoo ppo seed 0", "95.3 [90.1, 99.0]",
+         "3 runs, 0 verified", "yes"),
+        ("rlbench/QuadHover-v0", "demo fast_ppo, 120 s", "101 [99.2, 103] *",
+         "50 episodes of 1 run", "no"),
+    ]  # fmt: skip
+    Reporter(console, 6).table("The demo's results on the leaderboard", columns, rows)
+    lines = console.file.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    heads = [line for line in lines if line.startswith("┃")]
+    header = [c.strip() for c in heads[-1].strip("┃").split("┃")]
+    assert header[-1] == "verified", lines
+    body = [line for line in lines if line.startswith("│")]
+    verified = [c.strip() for c in (line.strip("│").split("│")[-1] for line in body)]
+    assert [v for v in verified if v] == ["yes", "no"]
+    text = " ".join(" ".join(c.strip() for c in line.strip("│┃").split("│")) for line in lines)
+    for cell in (c for row in rows for c in row):
+        for word in cell.split():
+            assert word in text, word

@@ -223,3 +223,44 @@ def test_the_success_scale_follows_the_cards_scoring():
     assert success_scale(duel) == pytest.approx((-41 / 0.59, 100.0))
     chess = get_card("rlbench/Chess-v6")  # win rate, no references: the rate itself
     assert success_scale(chess) == (0.0, 1.0)
+
+
+def test_two_methods_are_compared_at_one_level():
+    """Runs where both methods have 2 or more on every env (rliable's level); otherwise
+    every env by episodes, never runs of one method against episodes of the other."""
+    a = [Run(i, "e", "a", 80.0 + i, episode_scores=(70.0 + i, 90.0 + i)) for i in range(3)]
+    b = [Run(10, "e", "b", 20.0, episode_scores=(10.0, 30.0, 20.0))]
+    assert ranking.comparison_level([(3, 2), (2, 5)]) == "runs"
+    assert ranking.comparison_level([(3, 2), (1, 5)]) == "episodes"
+    assert ranking.comparison_level([]) == "episodes"
+    assert ranking.level_matrix(a, ["e"], "runs").ravel().tolist() == [80.0, 81.0, 82.0]
+    pooled = ranking.level_matrix(a, ["e"], "episodes").ravel().tolist()
+    assert pooled == [70.0, 90.0, 71.0, 91.0, 72.0, 92.0]
+    assert ranking.level_matrix(b, ["e", "other"], "episodes") is None
+
+
+def test_the_compare_page_says_its_level(seeded):
+    from fastapi.testclient import TestClient
+
+    from rlbench_suite.leaderboard.app import create_app
+
+    with TestClient(create_app(seeded)) as client:
+        api = client.get("/api/compare", params={"a": "zoo-ppo", "b": "random"}).json()
+        page = client.get("/compare", params={"a": "zoo-ppo", "b": "random"}).text
+    with seeded() as session:
+        runs = {
+            env: ranking.distinct_runs(env_runs(session, session.get(Environment, env)))
+            for env in (e["env_id"] for e in api["envs"])
+        }
+    counts = [
+        tuple(sum(r.method == m for r in env) for m in ("zoo-ppo", "random"))
+        for env in runs.values()
+    ]
+    assert api["level"] == ranking.comparison_level(counts) == "episodes"  # random: 1 run
+    assert "over their runs&#39; episodes" in page or "over their runs' episodes" in page
+    for row in api["envs"]:
+        x = ranking.level_matrix([r for r in runs[row["env_id"]] if r.method == "zoo-ppo"],
+                                 [row["env_id"]], "episodes")  # fmt: skip
+        y = ranking.level_matrix([r for r in runs[row["env_id"]] if r.method == "random"],
+                                 [row["env_id"]], "episodes")  # fmt: skip
+        assert row["probability"]["point"] == pytest.approx(ranking.improvement(x, y).point)

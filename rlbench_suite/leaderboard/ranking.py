@@ -218,12 +218,11 @@ def method_matrix(runs: Iterable[Run], envs: Sequence[str]) -> tuple[np.ndarray 
         by_env[run.env_id].append(run)
     if any(not by_env.get(env) for env in envs) or not envs:
         return None, "runs"
-    k = min(len(by_env[env]) for env in envs)
-    if k == 1 and all(by_env[env][0].episode_scores for env in envs):
-        n = min(len(by_env[env][0].episode_scores) for env in envs)
-        columns = [by_env[env][0].episode_scores[:n] for env in envs]
-        return np.asarray(columns, dtype=float).T, "episodes"
-    return np.asarray([[r.score for r in by_env[env][:k]] for env in envs], dtype=float).T, "runs"
+    if min(len(by_env[env]) for env in envs) == 1 and all(
+        by_env[env][0].episode_scores for env in envs
+    ):
+        return level_matrix([by_env[env][0] for env in envs], envs, "episodes"), "episodes"
+    return level_matrix([r for env in envs for r in by_env[env]], envs, "runs"), "runs"
 
 
 def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow], list[RankedRow]]:
@@ -281,6 +280,28 @@ def profiles(
         for name, matrix in matrices.items()
     }
     return taus, curves
+
+
+def comparison_level(run_counts: Iterable[tuple[int, int]]) -> str:
+    """The one level two methods are compared at, over envs where they have
+    ``(runs of X, runs of Y)``: ``"runs"`` (each run's score, as rliable compares) where both
+    have at least 2 runs on every env, else ``"episodes"`` (each run's episodes, pooled)."""
+    counts = list(run_counts)
+    return "runs" if counts and all(min(pair) >= 2 for pair in counts) else "episodes"
+
+
+def level_matrix(runs: Iterable[Run], envs: Sequence[str], level: str) -> np.ndarray | None:
+    """A method's ``(rows, envs)`` matrix at ``level`` (see :func:`comparison_level`): rows
+    are its runs' scores, or its episodes' scores pooled over its runs; every env gives as
+    many rows as the env with the fewest (its first ones), so the matrix is full. None where
+    an env has none."""
+    by_env: dict[str, list[float]] = defaultdict(list)
+    for run in distinct_runs(runs):
+        by_env[run.env_id] += [run.score] if level == "runs" else list(run.episode_scores)
+    if not envs or any(not by_env.get(env) for env in envs):
+        return None
+    k = min(len(by_env[env]) for env in envs)
+    return np.asarray([by_env[env][:k] for env in envs], dtype=float).T
 
 
 def improvement(x: np.ndarray, y: np.ndarray) -> Estimate:
