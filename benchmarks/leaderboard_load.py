@@ -6,8 +6,8 @@ drawn between the card's random and expert levels per method and seed), spread o
 methods, families, budgets and training seeds; :func:`fill` stores them through the
 leaderboard's own store (``accept_result``, as ``POST /api/results`` does).
 :class:`LiveServer` serves a database with uvicorn on 127.0.0.1 in a child process;
-:class:`LatencyLoad` sends requests from 50 concurrent httpx clients and keeps each
-request's latency.
+:class:`LatencyLoad` sends requests from 50 concurrent clients (``wrk``, or httpx where wrk is
+missing) and keeps each request's latency.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,18 +175,60 @@ class LiveServer:
                 self.process.wait(timeout=30)
 
 
+WRK_SCRIPT = """
+-- after the run: the whole latency histogram (microseconds, count) and the counts, as JSON
+done = function(summary, latency, requests)
+  local buckets = {}
+  for i = 1, #latency do
+    local value, count = latency(i)
+    buckets[#buckets + 1] = string.format("[%d,%d]", value, count)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_JSON {"requests":%d,"duration_us":%d,"errors":%d,"histogram":[%s]}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout + e.status,
+    table.concat(buckets, ",")))
+end
+"""
+
+
+def wrk_path() -> str | None:
+    """The ``wrk`` load generator on PATH, or None (the httpx clients are used instead)."""
+    return shutil.which("wrk")
+
+
 class LatencyLoad:
-    """``n`` GETs of ``path`` per call from :data:`CLIENTS` concurrent clients (each its own
-    connection, requests back to back); every request's latency is kept across calls, but
-    the first call's (the harness's warm-up, on a cold cache), which are kept apart."""
+    """GETs of ``path`` from :data:`CLIENTS` concurrent clients, each its own connection
+    sending requests back to back (a closed loop), with every request's latency kept across
+    calls but the first call's (the harness's warm-up, on a cold cache), kept apart.
 
-    def __init__(self, server: LiveServer, path: str, label: str) -> None:
-        self.server, self.path, self.label = server, path, label
-        self.latencies: list[float] = []
-        self.warmup: list[float] = []
+    The clients are ``wrk`` (native, one thread; a Lua ``done()`` hands back its whole
+    latency histogram) where it is on PATH: each call runs it for ``round_s`` seconds.
+    Otherwise, ``n`` requests per call from httpx AsyncClients in this process, whose own
+    CPU time on a small machine shows up in the latencies."""
+
+    def __init__(self, server: LiveServer, path: str, label: str, round_s: int = 3) -> None:
+        self.server, self.path, self.label, self.round_s = server, path, label, round_s
+        self.wrk = wrk_path()
+        self.latencies: list[float] = []  # the httpx clients' (seconds)
+        self.histogram: dict[int, int] = {}  # wrk's (microseconds: requests)
+        self.warmup_requests = 0
+        self.first_ms: float | None = None
+        self.warmup_p99_ms: float | None = None
         self.errors = 0
+        self.calls = self.requests = 0
 
-    async def _run(self, n: int) -> float:
+    @property
+    def generator(self) -> str:
+        if self.wrk:
+            return (
+                f"wrk, 1 thread, {CLIENTS} connections, {self.round_s} s per round; its latency "
+                "histogram is corrected for coordinated omission (a response slower than a "
+                "connection's mean interval also counts the requests it held back)"
+            )
+        return f"{CLIENTS} httpx AsyncClients in the benchmark's process (wrk not on PATH)"
+
+    async def _httpx(self, n: int) -> float:
         import httpx
 
         queue = list(range(n))
@@ -203,23 +247,69 @@ class LatencyLoad:
         await asyncio.gather(*(client() for _ in range(CLIENTS)))
         return time.perf_counter() - start
 
+    def _run_wrk(self, seconds: int) -> Timed:
+        with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+            script.write(WRK_SCRIPT)
+            script.flush()
+            command = [str(self.wrk), "-t1", f"-c{CLIENTS}", f"-d{seconds}s", "--timeout", "60s",
+                       "-s", script.name, self.server.base + self.path]  # fmt: skip
+            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        line = next(x for x in out.splitlines() if x.startswith("WRK_JSON "))
+        doc = json.loads(line.removeprefix("WRK_JSON "))
+        self.errors += doc["errors"]
+        for value, count in doc["histogram"]:
+            self.histogram[value] = self.histogram.get(value, 0) + count
+        return Timed(doc["requests"], doc["duration_us"] / 1e6)
+
+    def _first_get_ms(self) -> float:
+        import httpx
+
+        start = time.perf_counter()
+        response = httpx.get(self.server.base + self.path, timeout=300)
+        response.raise_for_status()
+        return round((time.perf_counter() - start) * 1000, 2)
+
     def __call__(self, n: int) -> Timed:
-        seconds = asyncio.run(self._run(n))
-        if not self.warmup:
-            self.warmup, self.latencies = self.latencies, []
-        return Timed(n, seconds)
+        self.calls += 1
+        if self.calls == 1:  # the route's first request, alone (on a cold cache)
+            self.first_ms = self._first_get_ms()
+        wrk = self.wrk is not None
+        done = self._run_wrk(self.round_s) if wrk else Timed(n, asyncio.run(self._httpx(n)))
+        if self.calls == 1:
+            self.warmup_requests = done.units
+            self.warmup_p99_ms = self._percentiles_ms()[1]
+            self.latencies, self.histogram = [], {}
+        else:
+            self.requests += done.units
+        return done
+
+    def _samples_ms(self) -> np.ndarray:
+        if self.wrk:
+            values = np.fromiter(self.histogram, dtype=float)
+            return np.repeat(values / 1000, list(self.histogram.values()))
+        return np.asarray(self.latencies) * 1000
+
+    def _percentiles_ms(self) -> tuple[float | None, float | None, float | None]:
+        ms = self._samples_ms()
+        if ms.size == 0:
+            return None, None, None
+        p50, p99 = np.percentile(ms, [50, 99])
+        return round(float(p50), 2), round(float(p99), 2), round(float(ms.max()), 2)
 
     def describe(self) -> str:
         return f"GET {self.path} ({self.label}), {CLIENTS} concurrent clients"
 
     def stats(self) -> dict[str, Any]:
-        ms = np.asarray(self.latencies) * 1000
+        p50, p99, top = self._percentiles_ms()
         return {
-            "requests": len(ms),
+            "generator": self.generator,
+            "requests": self.requests,
+            "latency_samples": int(self._samples_ms().size),
             "errors": self.errors,
-            "p50_ms": round(float(np.percentile(ms, 50)), 2),
-            "p99_ms": round(float(np.percentile(ms, 99)), 2),
-            "max_ms": round(float(ms.max()), 2),
-            "warmup_requests": len(self.warmup),
-            "warmup_p99_ms": round(float(np.percentile(self.warmup, 99)) * 1000, 2),
+            "p50_ms": p50,
+            "p99_ms": p99,
+            "max_ms": top,
+            "warmup_requests": self.warmup_requests,
+            "warmup_p99_ms": self.warmup_p99_ms,
+            "first_request_ms": self.first_ms,
         }

@@ -120,8 +120,9 @@ def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp
     broken = DatasetServer(mirror, handler=Broken).start()
     listener, silent = _silent_port()
     try:
-        folder = download(card, tmp_path / "cache",
-                          [missing.url, broken.url, silent, server.url], timeout=1.0)
+        folder = download(
+            card, tmp_path / "cache", [missing.url, broken.url, silent, server.url], timeout=1.0
+        )
         assert verify(card, tmp_path / "cache") == []
         assert folder.is_dir()
         with pytest.raises(DownloadError) as info:
@@ -148,8 +149,13 @@ def _download_in_subprocess(card, cache: Path, url: str, tmp_path: Path):
         f"remotes.download(card, Path({str(cache)!r}), [{url!r}])\n"
         "print('done')\n"
     )
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
 
 
 def test_a_killed_download_resumes_from_its_offset(published, tmp_path):
@@ -185,8 +191,7 @@ def test_two_concurrent_downloaders_end_with_one_correct_file(published, tmp_pat
     slow = DatasetServer(mirror, handler=Slow).start()
     cache = tmp_path / "cache"
     try:
-        procs = [_download_in_subprocess(card, cache, slow.url, tmp_path)
-                 for _ in range(2)]
+        procs = [_download_in_subprocess(card, cache, slow.url, tmp_path) for _ in range(2)]
         outputs = [p.communicate(timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
         assert verify(card, cache) == []
@@ -336,9 +341,13 @@ def test_publish_uploads_under_a_temporary_name_then_renames(published, tmp_path
     source = published_cache(published, tmp_path)
     puts, moves = [], []
     real_put, real_mv = LocalFileSystem.put_file, LocalFileSystem.mv
-    monkeypatch.setattr(LocalFileSystem, "put_file",
-                        lambda self, lpath, rpath, **kw: (puts.append(rpath),
-                                                          real_put(self, lpath, rpath, **kw))[1])
+    monkeypatch.setattr(
+        LocalFileSystem,
+        "put_file",
+        lambda self, lpath, rpath, **kw: (puts.append(rpath), real_put(self, lpath, rpath, **kw))[
+            1
+        ],
+    )
     monkeypatch.setattr(LocalFileSystem, "mv",
                         lambda self, a, b, **kw: (moves.append((a, b)),
                                                   real_mv(self, a, b, **kw))[1])  # fmt: skip
@@ -377,8 +386,15 @@ def test_serve_refuses_symlinks_out_listings_and_part_files(published, tmp_path)
     (served_dir / "rlbench" / ".x.lock").write_text("")
     served = DatasetServer(served_dir).start()
     try:
-        for path in ("/escape.txt", "/escape-dir/secret.txt", "/", f"/{card.id}/",
-                     f"/{card.id}/data", f"/{card.id}/{DATA_FILE}.part", "/rlbench/.x.lock"):
+        for path in (
+            "/escape.txt",
+            "/escape-dir/secret.txt",
+            "/",
+            f"/{card.id}/",
+            f"/{card.id}/data",
+            f"/{card.id}/{DATA_FILE}.part",
+            "/rlbench/.x.lock",
+        ):
             assert _get(served.url + path)[0] == 404, path
         status, _, body = _get(f"{served.url}/{card.id}/{DATA_FILE}")
         assert status == 200 and body == data.read_bytes()

@@ -55,7 +55,11 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_a_good_card_loads_and_normalizes_with_the_one_normalization(tmp_path):
     card = load_dataset_card(write(tmp_path, CARD))
     assert (card.id, card.name, card.kind, card.built) == (
-        "rlbench/CartPole-random-v0", "CartPole-random-v0", "random", False)
+        "rlbench/CartPole-random-v0",
+        "CartPole-random-v0",
+        "random",
+        False,
+    )
     assert card.normalized_score(500.0) == pytest.approx(100.0)
     assert card.normalized_score(18.5) == pytest.approx(0.0)
     assert card.normalized_score(np.array([259.25])) == pytest.approx([50.0])
@@ -66,11 +70,14 @@ def test_a_good_card_loads_and_normalizes_with_the_one_normalization(tmp_path):
     [
         ('kind = "random"', 'kind = "mediocre"', ["field 'kind'", "'medium-replay'"]),
         ('kind = "random"', 'kind = "expert"', ["does not match env_id", "CartPole-expert-v"]),
-        ('id = "rlbench/CartPole-random-v0"', 'id = "rlbench/CartPole/random-v0"',
-         ["field 'id'", "accepted: namespace/<EnvName>-<kind>-vN"]),
+        (
+            'id = "rlbench/CartPole-random-v0"',
+            'id = "rlbench/CartPole/random-v0"',
+            ["field 'id'", "accepted: namespace/<EnvName>-<kind>-vN"],
+        ),
         ("seed = 1000000000", "seed = 1000001", ["field 'build.seed'", "DATASET_SEEDS"]),
         ("episodes = 3}", "episodes = 0}", ["field 'source.policies.0.episodes'"]),
-        ('[build]', '[build]\ncolour = "red"', ["field 'build.colour'", "accepted fields here"]),
+        ("[build]", '[build]\ncolour = "red"', ["field 'build.colour'", "accepted fields here"]),
     ],
 )
 def test_a_malformed_card_names_the_file_and_the_field(tmp_path, old, new, expected):
@@ -104,10 +111,16 @@ def _episodes() -> list[Episode]:
     rng = np.random.default_rng(0)
     out = []
     for i, n in enumerate((5, 1, 7)):
-        out.append(Episode(rng.normal(size=(n + 1, 3)).astype(np.float32),
-                           rng.integers(0, 2, n), rng.normal(size=n),
-                           np.arange(n) == n - 1 if i != 1 else np.zeros(n, bool),
-                           np.zeros(n, bool) if i != 1 else np.ones(n, bool), seed=100 + i))
+        out.append(
+            Episode(
+                rng.normal(size=(n + 1, 3)).astype(np.float32),
+                rng.integers(0, 2, n),
+                rng.normal(size=n),
+                np.arange(n) == n - 1 if i != 1 else np.zeros(n, bool),
+                np.zeros(n, bool) if i != 1 else np.ones(n, bool),
+                seed=100 + i,
+            )
+        )
     return out
 
 
@@ -132,8 +145,14 @@ def test_storage_round_trips_and_writes_the_same_bytes_twice(tmp_path):
 
 
 def test_text_and_dict_observations_round_trip(tmp_path):
-    episode = Episode({"pos": np.zeros((3, 2)), "text": ["a", "bé", "c"]}, ["go north", "look"],
-                      np.ones(2), np.array([False, True]), np.zeros(2, bool), seed=7)
+    episode = Episode(
+        {"pos": np.zeros((3, 2)), "text": ["a", "bé", "c"]},
+        ["go north", "look"],
+        np.ones(2),
+        np.array([False, True]),
+        np.zeros(2, bool),
+        seed=7,
+    )
     write_episodes(tmp_path / "t.hdf5", [episode])
     (back,) = read_episodes(tmp_path / "t.hdf5")
     assert back.observations["text"] == ["a", "bé", "c"]
@@ -163,8 +182,9 @@ def test_the_sampler_never_crosses_an_episode_boundary(tmp_path):
     for episode in episodes:
         for step in range(len(episode)):
             np.testing.assert_array_equal(t["observations"][row], episode.observations[step])
-            np.testing.assert_array_equal(t["next_observations"][row],
-                                          episode.observations[step + 1])
+            np.testing.assert_array_equal(
+                t["next_observations"][row], episode.observations[step + 1]
+            )
             assert t["terminations"][row] == episode.terminations[step]
             row += 1
     # the truncated one-step episode keeps its real next observation
@@ -175,10 +195,13 @@ def test_the_sampler_never_crosses_an_episode_boundary(tmp_path):
     data.seed(3)
     batch = data.sample(256)
     assert batch["obs"].shape == (256, 3) and batch["next_obs"].shape == (256, 3)
-    all_pairs = {(o.tobytes(), n.tobytes()) for o, n in zip(t["observations"],
-                                                            t["next_observations"], strict=True)}
-    assert {(o.tobytes(), n.tobytes()) for o, n in zip(batch["obs"], batch["next_obs"],
-                                                       strict=True)} <= all_pairs
+    all_pairs = {
+        (o.tobytes(), n.tobytes())
+        for o, n in zip(t["observations"], t["next_observations"], strict=True)
+    }
+    assert {
+        (o.tobytes(), n.tobytes()) for o, n in zip(batch["obs"], batch["next_obs"], strict=True)
+    } <= all_pairs
 
 
 def test_the_sampler_gives_torch_tensors(tmp_path):

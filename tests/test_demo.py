@@ -70,9 +70,12 @@ def table_rows(stdout: str) -> dict[str, list[str]]:
 def stored(data: Path) -> list[dict]:
     engine = create_engine(f"sqlite:///{data / 'leaderboard' / 'leaderboard.sqlite'}")
     with engine.connect() as connection:
-        rows = connection.execute(text(
-            "SELECT r.id, r.env_id, r.protocol_hash, r.verification, r.artifact_sha256, "
-            "r.episodes, m.name AS method FROM results r JOIN methods m ON m.id = r.method_id"))
+        rows = connection.execute(
+            text(
+                "SELECT r.id, r.env_id, r.protocol_hash, r.verification, r.artifact_sha256, "
+                "r.episodes, m.name AS method FROM results r JOIN methods m ON m.id = r.method_id"
+            )
+        )
         return [dict(row._mapping) for row in rows]  # fmt: skip
 
 
@@ -109,8 +112,12 @@ def test_the_database_holds_the_results_verified_as_the_table_says(quick):
     for pick in quick_suite(1):  # the worker's own verified rows sit beside the demo's
         row = mine[pick.card.id]
         if row["verification"] == "verified":
-            assert any(r["verification"] == "verified" and r["id"] != row["id"]
-                       and r["artifact_sha256"] == row["artifact_sha256"] for r in results)
+            assert any(
+                r["verification"] == "verified"
+                and r["id"] != row["id"]
+                and r["artifact_sha256"] == row["artifact_sha256"]
+                for r in results
+            )
     imported = [r for r in results if r["id"] not in ids and r["method"].startswith("zoo-")]
     assert len(imported) >= len(list(ROOT.glob("baselines/results/*/*/seed-*/result.json")))
 
@@ -190,7 +197,7 @@ def test_a_failing_step_is_named_on_one_line(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert lines == [
         "error: step 1/6 (the leaderboard database) failed: unsupported database 'mysql'; "
-        "accepted: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3)"
+        "accepted: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3; postgres:// too)"
     ]
 
 
@@ -229,3 +236,37 @@ def test_ctrl_c_names_the_step_it_stopped(tmp_path):
     assert process.returncode == 130
     assert "interrupted during step 2/6 (the shipped baselines on a quick suite)" in err
     assert str(tmp_path) in err
+
+
+def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch):
+    """COLUMNS=80, piped: the narrow table wraps its cells; before, rich dropped the
+    'verified' column and cut the others."""
+    import io
+
+    from rlbench_suite.cli.common import make_console
+    from rlbench_suite.demo.report import Reporter
+
+    monkeypatch.setenv("COLUMNS", "80")
+    console = make_console()
+    console.file = io.StringIO()
+    assert console.width == 80 and not console.is_terminal
+    columns = ["env", "baseline", "IQM normalized score [95% CI]", "over", "verified"]
+    rows = [
+        ("rlbench/MiniGrid-Empty-5x5-v0", "zoo ppo seed 0", "95.3 [90.1, 99.0]",
+         "3 runs, 0 verified", "yes"),
+        ("rlbench/QuadHover-v0", "demo fast_ppo, 120 s", "101 [99.2, 103] *",
+         "50 episodes of 1 run", "no"),
+    ]  # fmt: skip
+    Reporter(console, 6).table("The demo's results on the leaderboard", columns, rows)
+    lines = console.file.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80
+    heads = [line for line in lines if line.startswith("┃")]
+    header = [c.strip() for c in heads[-1].strip("┃").split("┃")]
+    assert header[-1] == "verified", lines
+    body = [line for line in lines if line.startswith("│")]
+    verified = [c.strip() for c in (line.strip("│").split("│")[-1] for line in body)]
+    assert [v for v in verified if v] == ["yes", "no"]
+    text = " ".join(" ".join(c.strip() for c in line.strip("│┃").split("│")) for line in lines)
+    for cell in (c for row in rows for c in row):
+        for word in cell.split():
+            assert word in text, word

@@ -235,8 +235,9 @@ def test_evaluate_vector_scores_one_episode_per_seed_as_single_envs_do():
         return np.zeros(len(obs), dtype=np.int64)
 
     seeds = [1_000_000, 1_000_001, 1_000_002]
-    score = evaluate_vector(lambda n: gym.make_vec("rlbench/CartPole-v1", n,
-                                                   vectorization_mode="sync"), left, seeds)
+    score = evaluate_vector(
+        lambda n: gym.make_vec("rlbench/CartPole-v1", n, vectorization_mode="sync"), left, seeds
+    )
     single = []
     for seed in seeds:
         env = gym.make("rlbench/CartPole-v1")

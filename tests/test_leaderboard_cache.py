@@ -5,8 +5,10 @@ a bulk statement) is seen at the next request."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
 
 import pytest
 from sqlalchemy import MetaData, event, select, update
@@ -19,7 +21,7 @@ from rlbench_suite.leaderboard.db import make_engine, session_factory
 from rlbench_suite.leaderboard.migrate import current_revision, head_revision, upgrade
 from rlbench_suite.leaderboard.models import Environment, Method, Result
 from rlbench_suite.leaderboard.queries import env_card
-from rlbench_suite.leaderboard.response_cache import ResponseCache
+from rlbench_suite.leaderboard.response_cache import ResponseCache, SharedRead
 from rlbench_suite.leaderboard.store import (
     accept_result,
     default_method_name,
@@ -267,3 +269,30 @@ def test_cached_responses_follow_every_change(app_client, random_results):
         method = session.scalar(select(Method).where(Method.name == "late-arrival"))
         method.family = "evolution-strategies"
     assert "evolution-strategies" in client.get("/envs/rlbench/CartPole-v1").text
+
+
+def test_a_shared_generation_read_is_never_older_than_its_caller():
+    """Callers that arrive while a read runs share the next read, which starts after they
+    arrived: they see a change committed before they called, and 3 callers cost 2 reads."""
+    value, release = {"generation": 1}, threading.Event()
+
+    def read() -> int:
+        seen = value["generation"]
+        release.wait(10)
+        return seen
+
+    shared = SharedRead(read)
+
+    async def scenario() -> list[int]:
+        first = asyncio.ensure_future(shared())
+        while shared.reads == 0:
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0.05)  # the first read has seen generation 1 and waits
+        value["generation"] = 2  # a change committed while it runs
+        later = [asyncio.ensure_future(shared()) for _ in range(2)]
+        await asyncio.sleep(0.01)
+        release.set()
+        return await asyncio.gather(first, *later)
+
+    assert asyncio.run(scenario()) == [1, 2, 2]
+    assert shared.reads == 2

@@ -64,6 +64,8 @@ def test_sqlite_runs_in_wal_mode(tmp_path):
 
 def test_database_urls_are_checked():
     assert normalize_url("postgresql://u@h/db").startswith("postgresql+psycopg://")
+    for url in ("postgres://u:pw@h:5433/db", "postgresql+psycopg2://u:pw@h:5433/db"):
+        assert normalize_url(url) == "postgresql+psycopg://u:pw@h:5433/db"
     with pytest.raises(DatabaseURLError, match="unsupported database 'mysql'"):
         normalize_url("mysql://u@h/db")
     with pytest.raises(DatabaseURLError, match="not a database URL"):

@@ -45,6 +45,32 @@ def test_the_home_page_lists_suites_and_counts(site):
         results = session.scalar(select(func.count()).select_from(Result))
     assert f"{results} results (0 verified)" in page.text
     assert "No verified results yet." in page.text
+    for n, noun in re.findall(r"\b(\d+) (environments?|suites?|methods?|results?)\b", page.text):
+        assert noun.endswith("s") == (n != "1"), f"{n} {noun}"
+
+
+def test_counts_are_said_with_the_right_plural():
+    from rlbench_suite.leaderboard.wording import counted
+
+    assert [counted(n, "environment") for n in (0, 1, 2)] == [
+        "0 environments",
+        "1 environment",
+        "2 environments",
+    ]
+    assert (
+        counted(1, "policy", "policies") == "1 policy"
+        and counted(3, "policy", "policies") == "3 policies"
+    )
+
+
+def test_a_nul_in_a_page_url_gets_the_html_error_page(site):
+    client, _ = site
+    for path in ("/envs/rlbench%2FCart%00", "/compare?a=%00&b=zoo-ppo"):
+        page = client.get(path)
+        assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
+        assert '<p class="problem" role="alert">the URL contains a NUL character' in page.text
+    api = client.get("/api/envs/rlbench/Cart%00Pole-v1/ranking")
+    assert api.status_code == 400 and "NUL" in api.json()["detail"]
 
 
 def test_an_environment_page_ranks_with_intervals_and_filters(site):
@@ -156,6 +182,8 @@ def test_the_api_docs_page_describes_every_operation_of_the_schema(site):
     assert 'href="/api/openapi.json"' in page.text
     assert "cdn." not in text and "swagger" not in text.lower()
     spec = client.get("/api/openapi.json").json()
+    assert "/api/datasets" in spec["paths"]  # every API route is in the schema
+    assert not [p for p in spec["paths"] if not p.startswith("/api/")]  # and no page
     count = 0
     for path, item in spec["paths"].items():
         for method, op in item.items():
@@ -180,6 +208,10 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
     files = export_site(client.app, tmp_path)
     home = (tmp_path / "index.html").read_text()
     assert home == client.get("/").text
+    assert 'href="/api/docs"' in home  # the API docs page and the schema it links to
+    assert (tmp_path / "api/docs/index.html").read_text() == client.get("/api/docs").text
+    schema = json.loads((tmp_path / "api/openapi.json").read_text())
+    assert schema == client.get("/api/openapi.json").json()
     env = (tmp_path / "envs/rlbench/CartPole-v1/index.html").read_text()
     assert [r[1] for r in ranking_rows(env)] == ["zoo-ppo", "random"]
     assert (tmp_path / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")

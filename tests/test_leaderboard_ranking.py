@@ -10,7 +10,12 @@ import pytest
 from sqlalchemy import select
 
 from rlbench_suite.core.catalog import get_card
-from rlbench_suite.core.metrics import Estimate, interval_estimates, probability_of_improvement
+from rlbench_suite.core.metrics import (
+    Estimate,
+    interval_estimates,
+    probability_of_improvement,
+    wilson_interval,
+)
 from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED, normalized_values
 from rlbench_suite.leaderboard import ranking
@@ -187,3 +192,75 @@ def test_a_single_run_ranks_by_its_mean_not_an_iqm_of_its_episodes():
     (suite_row,), _ = ranking.rank_suite(runs, ["a", "b"])
     assert suite_row.interval_over == "episodes"
     assert suite_row.estimate.point == pytest.approx(45.0)  # the IQM of two means is their mean
+
+
+def test_a_single_success_rate_run_gets_the_wilson_interval_of_its_success_rate():
+    """A run that failed all 20 episodes: the bootstrap interval over its episodes is
+    [0, 0]; on a success-rate card it is Wilson's, on the card's score scale."""
+    failed = tuple([0.0] * 20)
+    (bootstrap,) = ranking.rank_env([Run(1, "e", "m", 0.0, episode_scores=failed)])
+    assert (bootstrap.estimate.low, bootstrap.estimate.high) == (0.0, 0.0)
+    (row,) = ranking.rank_env([Run(1, "e", "m", 0.0, episode_scores=failed)], success=(0.0, 100.0))
+    assert row.estimate.method == "wilson" and row.estimate.point == 0.0
+    assert row.estimate.low == 0.0
+    assert row.estimate.high == pytest.approx(100 * wilson_interval(0, 20)[1])  # about 16.1
+    scale = (-25.0, 75.0)  # a normalized scale: the random reference succeeds 25% of the time
+    scores = tuple([-25.0] * 6 + [75.0] * 14)
+    (row,) = ranking.rank_env([Run(1, "e", "m", 45.0, episode_scores=scores)], success=scale)
+    low, high = wilson_interval(14, 20)
+    assert row.estimate.point == pytest.approx(45.0)
+    assert (row.estimate.low, row.estimate.high) == pytest.approx(
+        (-25 + 100 * low, -25 + 100 * high)
+    )
+
+
+def test_the_success_scale_follows_the_cards_scoring():
+    from rlbench_suite.leaderboard.scores import success_scale
+
+    assert success_scale(get_card("rlbench/CartPole-v1")) is None  # a return metric
+    duel = get_card("rlbench/DuelVsBotEasy-v0")  # win rate, references 0.41 and 1.0
+    assert duel.primary_metric == "win_rate"
+    assert success_scale(duel) == pytest.approx((-41 / 0.59, 100.0))
+    chess = get_card("rlbench/Chess-v6")  # win rate, no references: the rate itself
+    assert success_scale(chess) == (0.0, 1.0)
+
+
+def test_two_methods_are_compared_at_one_level():
+    """Runs where both methods have 2 or more on every env (rliable's level); otherwise
+    every env by episodes, never runs of one method against episodes of the other."""
+    a = [Run(i, "e", "a", 80.0 + i, episode_scores=(70.0 + i, 90.0 + i)) for i in range(3)]
+    b = [Run(10, "e", "b", 20.0, episode_scores=(10.0, 30.0, 20.0))]
+    assert ranking.comparison_level([(3, 2), (2, 5)]) == "runs"
+    assert ranking.comparison_level([(3, 2), (1, 5)]) == "episodes"
+    assert ranking.comparison_level([]) == "episodes"
+    assert ranking.level_matrix(a, ["e"], "runs").ravel().tolist() == [80.0, 81.0, 82.0]
+    pooled = ranking.level_matrix(a, ["e"], "episodes").ravel().tolist()
+    assert pooled == [70.0, 90.0, 71.0, 91.0, 72.0, 92.0]
+    assert ranking.level_matrix(b, ["e", "other"], "episodes") is None
+
+
+def test_the_compare_page_says_its_level(seeded):
+    from fastapi.testclient import TestClient
+
+    from rlbench_suite.leaderboard.app import create_app
+
+    with TestClient(create_app(seeded)) as client:
+        api = client.get("/api/compare", params={"a": "zoo-ppo", "b": "random"}).json()
+        page = client.get("/compare", params={"a": "zoo-ppo", "b": "random"}).text
+    with seeded() as session:
+        runs = {
+            env: ranking.distinct_runs(env_runs(session, session.get(Environment, env)))
+            for env in (e["env_id"] for e in api["envs"])
+        }
+    counts = [
+        tuple(sum(r.method == m for r in env) for m in ("zoo-ppo", "random"))
+        for env in runs.values()
+    ]
+    assert api["level"] == ranking.comparison_level(counts) == "episodes"  # random: 1 run
+    assert "over their runs&#39; episodes" in page or "over their runs' episodes" in page
+    for row in api["envs"]:
+        x = ranking.level_matrix([r for r in runs[row["env_id"]] if r.method == "zoo-ppo"],
+                                 [row["env_id"]], "episodes")  # fmt: skip
+        y = ranking.level_matrix([r for r in runs[row["env_id"]] if r.method == "random"],
+                                 [row["env_id"]], "episodes")  # fmt: skip
+        assert row["probability"]["point"] == pytest.approx(ranking.improvement(x, y).point)

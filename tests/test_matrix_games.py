@@ -42,6 +42,7 @@ from tests.conftest import REPO
 
 MATRIX_CARDS = REPO / "scripts" / "matrix_cards.py"
 
+
 def all_ordinal_payoffs() -> list[np.ndarray]:
     perms = list(itertools.permutations(range(1, 5)))
     return [np.array(r + c).reshape(2, 2, 2) for r in perms for c in perms]

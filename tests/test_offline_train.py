@@ -91,8 +91,10 @@ def test_an_interrupted_run_resumes_exactly(tmp_path, data_dir, algo):
     for part in ("actor", "critic", "qf"):
         for key, value in a.get(part, {}).items():
             torch.testing.assert_close(b[part][key], value, rtol=0, atol=0)
-    assert load_result(whole.run_dir / "result.json").returns == load_result(
-        resumed.run_dir / "result.json").returns
+    assert (
+        load_result(whole.run_dir / "result.json").returns
+        == load_result(resumed.run_dir / "result.json").returns
+    )
 
 
 def _one_line(*args: str) -> str:

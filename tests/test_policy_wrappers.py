@@ -16,8 +16,10 @@ from tests.conftest import run_cli
 pytest.importorskip("sb3_contrib")
 ENV_ID = "rlbench/TextAdventureEasy-v0"
 STACK = [
-    {"name": "rlbench/AdmissibleActions-v1",
-     "kwargs": {"max_actions": 16, "inadmissible": "noop", "penalty": 0.01, "max_turns": None}},
+    {
+        "name": "rlbench/AdmissibleActions-v1",
+        "kwargs": {"max_actions": 16, "inadmissible": "noop", "penalty": 0.01, "max_turns": None},
+    },
     {"name": "rlbench/HashedBagOfWords-v0", "kwargs": {"dim": 256, "pairs": True}},
 ]
 
@@ -94,8 +96,12 @@ def test_a_plain_ppo_scores_alike_as_sb3_and_as_onnx(tmp_path):
     model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0).learn(64)
     protocol = default_protocol("rlbench/TextMaze-v0", episodes=3)
     scored = [
-        evaluate("rlbench/TextMaze-v0", f"{scheme}:{save_policy(model, tmp_path / name, env)}",
-                 protocol, workers=1)
+        evaluate(
+            "rlbench/TextMaze-v0",
+            f"{scheme}:{save_policy(model, tmp_path / name, env)}",
+            protocol,
+            workers=1,
+        )
         for scheme, name in (("sb3", "ppo.zip"), ("onnx", "ppo.onnx"))
     ]
     assert scored[0].returns == scored[1].returns and scored[0].lengths == scored[1].lengths

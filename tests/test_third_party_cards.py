@@ -47,7 +47,7 @@ def walk_right(observation, info):
     return 1
 '''
 
-CARD = '''
+CARD = """
 id = "{id}"
 family = "classic"
 api = "gymnasium"
@@ -56,7 +56,7 @@ max_episode_steps = 50
 primary_metric = "return"
 success = {{kind = "info", key = "success"}}
 description = "A corridor to walk along, registered from outside the suite by the tests."
-'''
+"""
 
 
 @pytest.fixture

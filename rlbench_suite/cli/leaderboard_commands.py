@@ -67,6 +67,7 @@ def init(db: DbOption = None) -> None:
 
     from rlbench_suite.leaderboard.db import shown_url
     from rlbench_suite.leaderboard.models import Environment, Suite
+    from rlbench_suite.leaderboard.wording import counted
 
     factory, url = open_database(db)
     with factory() as session:
@@ -74,7 +75,8 @@ def init(db: DbOption = None) -> None:
         envs = session.scalar(active)
         suites = session.scalar(select(func.count()).select_from(Suite))
     console.print(
-        f"leaderboard database {shown_url(url)}: {envs} environments, {suites} suites",
+        f"leaderboard database {shown_url(url)}: {counted(envs, 'environment')}, "
+        f"{counted(suites, 'suite')}",
         soft_wrap=True,
     )
 

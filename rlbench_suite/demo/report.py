@@ -33,6 +33,26 @@ def one_line(error: BaseException) -> str:
     return text if plain else f"{type(error).__name__}: {text}"
 
 
+def fitted_widths(columns: list[list[str]], space: int) -> list[int | None]:
+    """Widths for a table of ``columns`` (each its cells' texts) within ``space``
+    characters (3 per column and 1 for borders and padding): None each where every cell
+    fits on one line, else the widest columns narrowed a character at a time, none below
+    its longest word (a word is folded only where even that does not fit)."""
+    widths = [max(map(len, column)) for column in columns]
+    if sum(widths) + 3 * len(widths) + 1 <= space:
+        return [None] * len(widths)
+    floors = [max(len(w) for text in column for w in text.split() or [""]) for column in columns]
+    budget = max(space - 3 * len(widths) - 1, len(widths))
+    while sum(widths) > budget:
+        narrowable = [i for i, w in enumerate(widths) if w > max(floors[i], 1)]
+        if not narrowable:  # the longest words alone are too wide: fold them
+            narrowable = [i for i, w in enumerate(widths) if w > 1]
+            floors = [1] * len(widths)
+        widest = max(narrowable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
 @dataclass
 class Reporter:
     """Prints the demo's steps on ``console``; ``total`` is the number of steps."""
@@ -97,10 +117,14 @@ class Reporter:
             yield lambda completed, **values: bar.update(task, completed=completed, **values)
 
     def table(self, title: str, columns: list[str], rows: list[tuple[str, ...]]) -> None:
-        """A table whose cells are never cut (a piped console is wide; see ``cli.common``)."""
+        """A table whose cells are never cut: a line per row where the console is wide enough
+        (a piped console is; see ``cli.common``), else the widest columns narrowed (cells
+        wrapping at their spaces) until the table fits, so no column is dropped."""
+        cells = [[name, *(row[i] for row in rows)] for i, name in enumerate(columns)]
+        widths = fitted_widths(cells, self.console.width)
         table = Table(title=title, title_justify="left")
-        for name in columns:
-            table.add_column(name, no_wrap=True, overflow="fold")
+        for name, width in zip(columns, widths, strict=True):
+            table.add_column(name, width=width, no_wrap=width is None, overflow="fold")
         for row in rows:
             table.add_row(*row)
         self.console.print(table)

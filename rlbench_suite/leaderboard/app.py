@@ -9,7 +9,8 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.leaderboard import api, api_docs, dataset_files, errors, pages
-from rlbench_suite.leaderboard.limits import Limits, RefuseNulInURL, SubmissionRate
+from rlbench_suite.leaderboard.errors import RefuseNulInURL
+from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
 from rlbench_suite.leaderboard.response_cache import ResponseCache
 from rlbench_suite.resources import content_dir
 

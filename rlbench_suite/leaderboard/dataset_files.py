@@ -27,7 +27,7 @@ from rlbench_suite.datasets.server import RangeNotSatisfiable, byte_range, refus
 from rlbench_suite.leaderboard.models import Environment
 from rlbench_suite.leaderboard.pages import render
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter()  # the page is left out of the OpenAPI document, the API is in it
 files_router = APIRouter(include_in_schema=False)
 CHUNK = 1 << 20
 
@@ -92,7 +92,7 @@ def datasets_root(request: Request) -> Path:
     return request.app.state.datasets_root or cache_root()
 
 
-@router.get("/datasets", response_class=HTMLResponse)
+@router.get("/datasets", response_class=HTMLResponse, include_in_schema=False)
 def datasets_page(request: Request) -> HTMLResponse:
     rows = dataset_rows(datasets_root(request))
     with request.app.state.factory() as session:  # offline ids this leaderboard ranks
@@ -103,7 +103,7 @@ def datasets_page(request: Request) -> HTMLResponse:
     return render(request, "datasets.html", datasets=rows, remote=remote)
 
 
-@router.get("/api/datasets", include_in_schema=True, tags=["datasets"])
+@router.get("/api/datasets")
 def list_datasets(request: Request) -> list[dict[str, Any]]:
     """The dataset cards, their files (path, size, SHA-256, URL) and which this server has."""
     rows = dataset_rows(datasets_root(request))

@@ -12,7 +12,8 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_FILE = "leaderboard.sqlite"
-ACCEPTED_URLS = "sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3)"
+ACCEPTED_URLS = "sqlite:///PATH or postgresql://USER@HOST:PORT/DB (psycopg 3; postgres:// too)"
+POSTGRES_SCHEMES = ("postgresql", "postgres")  # postgres://: Heroku's and libpq's spelling
 
 
 class DatabaseURLError(ValueError):
@@ -26,13 +27,14 @@ def sqlite_url(folder: Path) -> str:
 
 
 def normalize_url(url: str) -> str:
-    """``url`` with PostgreSQL pointed at psycopg 3; a ValueError for other databases."""
+    """``url`` with PostgreSQL (``postgresql://`` or ``postgres://``, any driver named) pointed
+    at psycopg 3; a ValueError for other databases."""
     try:
         parsed = make_url(url)
     except ArgumentError:
         raise DatabaseURLError(f"not a database URL: {url!r}; accepted: {ACCEPTED_URLS}") from None
     backend = parsed.get_backend_name()
-    if backend == "postgresql":
+    if backend in POSTGRES_SCHEMES:
         return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
     if backend != "sqlite":
         raise DatabaseURLError(f"unsupported database {backend!r}; accepted: {ACCEPTED_URLS}")

@@ -1,10 +1,11 @@
 """How the site answers errors: JSON ``{"detail": ...}`` under ``/api/``, the HTML error page
-(``base.html`` with ``problem``) everywhere else, for its own errors, unknown paths and
-requests that fail validation; long echoed values cut (``limits.clip_echoes``)."""
+(``base.html`` with ``problem``) everywhere else, for its own errors, unknown paths, requests
+that fail validation and URLs holding a NUL; long echoed values cut (``limits.clip_echoes``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -12,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rlbench_suite.leaderboard import pages, views
-from rlbench_suite.leaderboard.limits import clip_echoes
+from rlbench_suite.leaderboard.limits import NUL_REFUSAL, clip_echoes, url_has_nul
 
 
 def answer(
@@ -24,6 +25,21 @@ def answer(
     page = pages.render(request, "base.html", status_code=status, problem=detail)
     page.headers.update(headers or {})
     return page
+
+
+class RefuseNulInURL:
+    """ASGI middleware: a request whose path or query string holds a NUL (``%00``) gets 400,
+    answered as every other error (before any route reads it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and url_has_nul(scope):
+            detail = f"the URL contains a NUL character (%00): {NUL_REFUSAL}"
+            await answer(Request(scope), 400, detail)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def validation_detail(exc: RequestValidationError) -> str:

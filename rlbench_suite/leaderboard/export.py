@@ -1,8 +1,8 @@
 """``rlbench leaderboard export DIR``: the whole site as static files, for hosting without a
 server. Every page reachable from the home page by a plain link is rendered by the app itself
 and written where a static host finds it (``/envs/a/b`` -> ``envs/a/b/index.html``), with its
-plots, the stylesheet and each result's JSON (at its API path). Filters and the compare
-form need the server."""
+plots, the stylesheet, each result's JSON (at its API path) and the API docs page with the
+OpenAPI document it links to. Filters and the compare form need the server."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 from fastapi import FastAPI
 
 LINK = re.compile(r'(?:href|src)="(/[^"#]*)"')
-SKIPPED = ("/api/docs", "/api/openapi.json", "/compare")
+SKIPPED = ("/compare",)
 
 
 def _target(folder: Path, path: str, content_type: str) -> Path:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException, Request
-from fastapi.responses import JSONResponse
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -80,24 +79,15 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def url_has_nul(scope: dict) -> bool:
+    """Whether a request's path or query string holds a NUL (``%00``)."""
+    return "\x00" in scope["path"] or b"%00" in scope["query_string"]
+
+
 def refuse_nul(value: Any, what: str) -> None:
     """Refuse (400) ``value`` (a decoded JSON value) if any of its strings holds a NUL."""
     if _has_nul(value):
         raise HTTPException(400, f"{what} contains a NUL character: {NUL_REFUSAL}")
-
-
-class RefuseNulInURL:
-    """ASGI middleware: a request whose path or query string holds a NUL (``%00``) gets 400."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and ("\x00" in scope["path"] or b"%00" in scope["query_string"]):
-            detail = f"the URL contains a NUL character (%00): {NUL_REFUSAL}"
-            await JSONResponse({"detail": detail}, status_code=400)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
 
 
 class SubmissionRate:

@@ -22,6 +22,7 @@ from rlbench_suite.leaderboard.models import (
     Suite,
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs
+from rlbench_suite.leaderboard.wording import counted
 from rlbench_suite.resources import content_dir
 
 router = APIRouter(include_in_schema=False)
@@ -31,7 +32,9 @@ SVG = "image/svg+xml"
 @functools.cache
 def templates() -> Jinja2Templates:
     """The site's templates (autoescaped: every stored string is shown escaped)."""
-    return Jinja2Templates(directory=content_dir("leaderboard") / "templates")
+    found = Jinja2Templates(directory=content_dir("leaderboard") / "templates")
+    found.env.filters["counted"] = counted  # {{ n|counted("environment") }}
+    return found
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:

@@ -4,7 +4,10 @@ A *run* is one stored Result: one trained policy (one training seed) evaluated u
 card's protocol; its score is the mean normalized score of its episodes. Per environment a
 method's runs are aggregated by the interquartile mean over runs with a 95%
 stratified-bootstrap interval (the statistics of ``core.metrics``, with the reps and seed of
-``core.summary``); a method with a single run gets the interval over that run's episodes.
+``core.summary``); a method with a single run gets the interval over that run's episodes:
+a bootstrap one, or where the card scores success (a success rate: each episode scores one
+of two values) the Wilson interval of its success rate (``core.metrics.success_rate``), which
+stays honest when every episode failed or succeeded.
 Rows whose intervals overlap share a rank range ("2-4"). Only runs of one protocol hash are
 passed in together (the caller selects them); filters pick the training-budget class,
 the verification level and the algorithm family.
@@ -23,6 +26,7 @@ from rlbench_suite.core.metrics import (
     interval_estimates,
     performance_profile,
     probability_of_improvement,
+    success_rate,
 )
 from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 
@@ -124,11 +128,27 @@ def matrix_metric(over: str) -> str:
     return "iqm_of_task_means" if over == "episodes" else "iqm"
 
 
-def iqm_estimate(runs: Sequence[Run]) -> tuple[Estimate, str]:
+SuccessScale = tuple[float, float]
+"""The scores of a failed and of a successful episode, on a card whose metric is success."""
+
+
+def _wilson_over_episodes(scores: np.ndarray, scale: SuccessScale) -> Estimate:
+    """One success-rate run's score with the Wilson interval of its success rate, both on
+    the scores' scale (a failed episode scores ``scale[0]``, a successful one ``scale[1]``)."""
+    failed, succeeded = scale
+    rate = success_rate(np.isclose(scores, succeeded))
+    low, high = sorted(failed + (succeeded - failed) * v for v in (rate.low, rate.high))
+    return Estimate(float(scores.mean()), low, high, rate.confidence, rate.method)
+
+
+def iqm_estimate(runs: Sequence[Run], success: SuccessScale | None = None) -> tuple[Estimate, str]:
     """IQM over the runs' scores with its interval; one run: its score (the mean of its
-    episodes) with a bootstrap interval over its episodes."""
+    episodes) with an interval over its episodes, the Wilson interval of its success rate
+    where ``success`` gives the two scores an episode can have, else a bootstrap one."""
     if len(runs) == 1 and runs[0].episode_scores:
         values, over = np.asarray(runs[0].episode_scores, dtype=float), "episodes"
+        if success is not None:
+            return _wilson_over_episodes(values, success), over
     else:
         values, over = np.asarray([r.score for r in runs], dtype=float), "runs"
     metric = matrix_metric(over)
@@ -164,11 +184,13 @@ def group_runs(runs: Iterable[Run]) -> dict[tuple[str, str], list[Run]]:
     return dict(groups)
 
 
-def rank_env(runs: Iterable[Run]) -> list[RankedRow]:
-    """The ranking of one environment's runs (all of one protocol hash), best first."""
+def rank_env(runs: Iterable[Run], success: SuccessScale | None = None) -> list[RankedRow]:
+    """The ranking of one environment's runs (all of one protocol hash), best first;
+    ``success``: the scores of a failed and a successful episode where the card's metric is
+    success (a single run's interval is then Wilson's)."""
     rows = []
     for (method, budget), group in group_runs(runs).items():
-        estimate, over = iqm_estimate(group)
+        estimate, over = iqm_estimate(group, success)
         rows.append(
             RankedRow(
                 method=method,
@@ -196,12 +218,11 @@ def method_matrix(runs: Iterable[Run], envs: Sequence[str]) -> tuple[np.ndarray 
         by_env[run.env_id].append(run)
     if any(not by_env.get(env) for env in envs) or not envs:
         return None, "runs"
-    k = min(len(by_env[env]) for env in envs)
-    if k == 1 and all(by_env[env][0].episode_scores for env in envs):
-        n = min(len(by_env[env][0].episode_scores) for env in envs)
-        columns = [by_env[env][0].episode_scores[:n] for env in envs]
-        return np.asarray(columns, dtype=float).T, "episodes"
-    return np.asarray([[r.score for r in by_env[env][:k]] for env in envs], dtype=float).T, "runs"
+    if min(len(by_env[env]) for env in envs) == 1 and all(
+        by_env[env][0].episode_scores for env in envs
+    ):
+        return level_matrix([by_env[env][0] for env in envs], envs, "episodes"), "episodes"
+    return level_matrix([r for env in envs for r in by_env[env]], envs, "runs"), "runs"
 
 
 def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow], list[RankedRow]]:
@@ -259,6 +280,28 @@ def profiles(
         for name, matrix in matrices.items()
     }
     return taus, curves
+
+
+def comparison_level(run_counts: Iterable[tuple[int, int]]) -> str:
+    """The one level two methods are compared at, over envs where they have
+    ``(runs of X, runs of Y)``: ``"runs"`` (each run's score, as rliable compares) where both
+    have at least 2 runs on every env, else ``"episodes"`` (each run's episodes, pooled)."""
+    counts = list(run_counts)
+    return "runs" if counts and all(min(pair) >= 2 for pair in counts) else "episodes"
+
+
+def level_matrix(runs: Iterable[Run], envs: Sequence[str], level: str) -> np.ndarray | None:
+    """A method's ``(rows, envs)`` matrix at ``level`` (see :func:`comparison_level`): rows
+    are its runs' scores, or its episodes' scores pooled over its runs; every env gives as
+    many rows as the env with the fewest (its first ones), so the matrix is full. None where
+    an env has none."""
+    by_env: dict[str, list[float]] = defaultdict(list)
+    for run in distinct_runs(runs):
+        by_env[run.env_id] += [run.score] if level == "runs" else list(run.episode_scores)
+    if not envs or any(not by_env.get(env) for env in envs):
+        return None
+    k = min(len(by_env[env]) for env in envs)
+    return np.asarray([by_env[env][:k] for env in envs], dtype=float).T
 
 
 def improvement(x: np.ndarray, y: np.ndarray) -> Estimate:

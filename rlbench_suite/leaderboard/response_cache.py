@@ -6,13 +6,19 @@ results. Every change to those bumps an environment's ``ranking_generation``
 request, before the route reads anything) keys the cache: a response computed before a
 change is never served after it, by this process or any other on the same database. A
 route whose response depends on anything else (jobs, tokens, files) must stay off the list.
+
+Concurrent requests share generation reads (:class:`SharedRead`): a request waits for a read
+that starts after it arrived, so it still sees every change committed before it, while 50
+clients cost one small query per query time instead of one thread hop and query each.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,6 +38,53 @@ CACHED_PREFIXES = (
 )
 CAPACITY = 1024
 MAX_BODY = 2 * 1024 * 1024
+T = TypeVar("T")
+
+
+class SharedRead(Generic[T]):
+    """``read()`` (blocking, run in the thread pool) shared by concurrent awaiters: a caller
+    gets the value of a read that started after it called, never an older one. While a read
+    runs, every new caller joins the one next read, started when the running one ends."""
+
+    def __init__(self, read: Callable[[], T]) -> None:
+        self.read = read
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.running: asyncio.Future[T] | None = None
+        self.queued: asyncio.Future[T] | None = None
+        self.reads = 0
+
+    def _start(self) -> asyncio.Future[T]:
+        self.reads += 1
+        task = asyncio.ensure_future(run_in_threadpool(self.read))
+        self.running = task
+        task.add_done_callback(self._finished)
+        return task
+
+    def _finished(self, _task: asyncio.Future[T]) -> None:
+        queued, self.queued, self.running = self.queued, None, None
+        if queued is not None:
+            self._start().add_done_callback(lambda done: _settle(queued, done))
+
+    async def __call__(self) -> T:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # a new event loop (test clients): nothing carries over
+            self.loop, self.running, self.queued = loop, None, None
+        if self.running is None:
+            return await asyncio.shield(self._start())
+        if self.queued is None:
+            self.queued = loop.create_future()
+        return await asyncio.shield(self.queued)
+
+
+def _settle(future: asyncio.Future[T], done: asyncio.Future[T]) -> None:
+    if future.done():
+        return
+    if done.cancelled():
+        future.cancel()
+    elif done.exception() is not None:
+        future.set_exception(done.exception())  # type: ignore[arg-type]
+    else:
+        future.set_result(done.result())
 
 
 class ResponseCache:
@@ -43,6 +96,7 @@ class ResponseCache:
         self.entries: OrderedDict[tuple, tuple[int, list, bytes]] = OrderedDict()
         self.lock = threading.Lock()
         self.hits = self.misses = 0
+        self.shared_generation = SharedRead(self.generation)
 
     def generation(self) -> tuple[int, int]:
         """How many environments there are and the sum of their ranking generations."""
@@ -63,7 +117,7 @@ class ResponseCache:
             await self.app(scope, receive, send)
             return
         host = dict(scope["headers"]).get(b"host", b"")
-        key = (scope["path"], scope["query_string"], host, await run_in_threadpool(self.generation))
+        key = (scope["path"], scope["query_string"], host, await self.shared_generation())
         with self.lock:
             entry = self.entries.get(key)
             if entry is not None:

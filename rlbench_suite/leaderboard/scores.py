@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.scoring import SUCCESS_METRICS, primary_values
 from rlbench_suite.core.summary import normalized_values
 from rlbench_suite.leaderboard.models import Result
 from rlbench_suite.leaderboard.ranking import budget_class
@@ -27,6 +27,15 @@ def episode_scores(card: EnvCard, returns: Any, successes: Any) -> np.ndarray:
     else the primary metric's own values."""
     values = normalized_values(card, returns, successes)
     return values if values is not None else primary_values(card.primary_metric, returns, successes)
+
+
+def success_scale(card: EnvCard) -> tuple[float, float] | None:
+    """The scores of a failed and of a successful episode under ``card`` where its metric is
+    a success (or win) rate, by :func:`episode_scores`' rule; None for other metrics."""
+    if card.primary_metric not in SUCCESS_METRICS:
+        return None
+    failed, succeeded = episode_scores(card, [0.0, 0.0], [False, True])
+    return float(failed), float(succeeded)
 
 
 def score_columns(card: EnvCard, document: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.leaderboard import ranking, ranking_cache
 from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
+from rlbench_suite.leaderboard.scores import success_scale
 
 
 class NotFound(LookupError):
@@ -108,7 +109,7 @@ def env_ranking(
 
     def table() -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
         runs = filters.apply(env_runs(session, env, protocol_hash))
-        rows = ranking.rank_env(runs)
+        rows = ranking.rank_env(runs, success_scale(card))
         scores = {
             r.method + "@" + r.budget_class: [
                 run.score for run in runs if run.result_id in r.result_ids
@@ -170,7 +171,9 @@ def _suite_table(session: Session, suite: Suite, filters: Filters) -> dict[str, 
 
 
 def compare(session: Session, first: str, second: str, suite_name: str | None) -> dict[str, Any]:
-    """P(a run of ``first`` beats a run of ``second``) per env they share, and overall."""
+    """P(a run of ``first`` beats a run of ``second``) per env they share, and overall, all
+    at one level (``ranking.comparison_level``: runs where both have 2 or more on every
+    shared env, else episodes), which ``level`` names."""
     methods = {}
     for name in (first, second):
         method = session.scalar(select(Method).where(Method.name == name))
@@ -184,31 +187,35 @@ def compare(session: Session, first: str, second: str, suite_name: str | None) -
         envs = [e for e in suite.envs if e.active]
     else:
         envs = list(session.scalars(select(Environment).where(Environment.active)))
-    per_env, columns_x, columns_y, shared = [], [], [], []
+    shared: dict[str, tuple[list[ranking.Run], list[ranking.Run]]] = {}
     for env in envs:
         if env_card(env).reference_values() is None:
             continue
-        runs = env_runs(session, env)
-        x, _ = ranking.method_matrix([r for r in runs if r.method == first], [env.id])
-        y, _ = ranking.method_matrix([r for r in runs if r.method == second], [env.id])
-        if x is None or y is None:
-            continue
-        p = ranking.improvement(x, y)
-        per_env.append({"env_id": env.id, "probability": estimate_dict(p)})
-        columns_x.append(x[:, 0])
-        columns_y.append(y[:, 0])
-        shared.append(env.id)
+        runs = ranking.distinct_runs(env_runs(session, env))
+        x = [r for r in runs if r.method == first]
+        y = [r for r in runs if r.method == second]
+        if x and y:
+            shared[env.id] = (x, y)
+    level = ranking.comparison_level((len(x), len(y)) for x, y in shared.values())
+    per_env = []
+    for env_id, (x, y) in shared.items():
+        p = ranking.improvement(
+            ranking.level_matrix(x, [env_id], level), ranking.level_matrix(y, [env_id], level)
+        )
+        per_env.append({"env_id": env_id, "probability": estimate_dict(p)})
     overall = None
     if shared:
-        n = min(len(c) for c in columns_x)
-        m = min(len(c) for c in columns_y)
-        x = np.stack([c[:n] for c in columns_x], axis=1)
-        y = np.stack([c[:m] for c in columns_y], axis=1)
-        overall = estimate_dict(ranking.improvement(x, y))
+        ids = list(shared)
+        x_all = [r for x, _ in shared.values() for r in x]
+        y_all = [r for _, y in shared.values() for r in y]
+        x_matrix = ranking.level_matrix(x_all, ids, level)
+        y_matrix = ranking.level_matrix(y_all, ids, level)
+        overall = estimate_dict(ranking.improvement(x_matrix, y_matrix))
     return {
         "first": first,
         "second": second,
         "suite": suite_name,
+        "level": level,
         "envs": per_env,
         "overall": overall,
     }
