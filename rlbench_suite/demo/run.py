@@ -24,6 +24,7 @@ from rlbench_suite.demo.quad import import_pybullet_quietly
 from rlbench_suite.demo.report import DemoError, Reporter
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
+from rlbench_suite.leaderboard.wording import counted
 from rlbench_suite.paths import datasets_dir, leaderboard_dir, result_file
 from rlbench_suite.policies.core import file_sha256
 
@@ -270,8 +271,9 @@ def step_verify(demo: Demo) -> None:
     if demo.verifier is None:
         demo.verifier = board.Verifier(demo.factory)
     ran = demo.verifier.finish()
-    demo.out.say(f"  {len(ran)} verification jobs ran (each a limited child process re-running "
-                 "the card's protocol on the ONNX policy with onnxruntime only)")  # fmt: skip
+    demo.out.say(f"  {counted(len(ran), 'verification job')} ran (each a limited child "
+                 "process re-running the card's protocol on the ONNX policy with onnxruntime "
+                 "only)")  # fmt: skip
     for entry in demo.entries:
         level = board.verification(demo.factory, entry.stored.result_id)
         if entry.job is None:
