@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
-from rlbench_suite.leaderboard.models import Result
+from rlbench_suite.leaderboard.models import Environment, Result
 
 ROW = re.compile(
     r'<tr><td class="rank">([^<]+)</td>\s*<td><a href="/methods/[^"]+">([^<]+)</a>'
@@ -45,6 +45,11 @@ def test_the_home_page_lists_suites_and_counts(site):
         results = session.scalar(select(func.count()).select_from(Result))
     assert f"{results} results (0 verified)" in page.text
     assert "No verified results yet." in page.text
+    with factory() as session:  # the offline dataset ids are said apart from the cards
+        envs = session.scalar(select(func.count()).select_from(Environment))
+        offline = session.scalar(select(func.count()).select_from(Environment)
+                                 .where(Environment.family == "offline"))  # fmt: skip
+    assert offline and f"{envs} environments ({offline} of them offline dataset ids)" in page.text
     for n, noun in re.findall(r"\b(\d+) (environments?|suites?|methods?|results?)\b", page.text):
         assert noun.endswith("s") == (n != "1"), f"{n} {noun}"
 

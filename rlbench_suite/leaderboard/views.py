@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, defer
 
 from rlbench_suite.core.metrics import Estimate
+from rlbench_suite.core.offline_cards import OFFLINE_FAMILY
 from rlbench_suite.leaderboard import ranking, ranking_cache
 from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
@@ -222,13 +223,15 @@ def compare(session: Session, first: str, second: str, suite_name: str | None) -
 
 
 def counts(session: Session) -> dict[str, int]:
-    """How many environments, suites, methods, results and verified results there are."""
+    """How many environments (and how many of them are offline dataset ids), suites, methods,
+    results and verified results there are."""
 
     def count(model, *where) -> int:
         return int(session.scalar(select(func.count()).select_from(model).where(*where)) or 0)
 
     return {
         "environments": count(Environment, Environment.active),
+        "offline": count(Environment, Environment.active, Environment.family == OFFLINE_FAMILY),
         "suites": count(Suite),
         "methods": count(Method),
         "results": count(Result),
