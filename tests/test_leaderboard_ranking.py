@@ -191,6 +191,7 @@ def test_a_single_run_ranks_by_its_mean_not_an_iqm_of_its_episodes():
     ]
     (suite_row,), _ = ranking.rank_suite(runs, ["a", "b"])
     assert suite_row.interval_over == "episodes"
+    assert suite_row.runs == 2  # a run on each env, not 100 episodes (the review's "50 runs")
     assert suite_row.estimate.point == pytest.approx(45.0)  # the IQM of two means is their mean
 
 

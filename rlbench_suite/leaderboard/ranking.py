@@ -260,10 +260,10 @@ def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow
         estimate = interval_estimates(
             matrix, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
         )[metric]
+        # the method's runs on the suite's envs (what ``verified`` counts among), not the
+        # matrix's rows: those are episodes when each env has a single run
         rows.append(
-            RankedRow(
-                method, group[0].family, budget, estimate, matrix.shape[0], over, ids, verified
-            )
+            RankedRow(method, group[0].family, budget, estimate, len(group), over, ids, verified)
         )
     return _ranked(rows), incomplete
 
