@@ -34,6 +34,15 @@ from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+def document_scores(card, document):
+    """A stored Result's per-episode scores recomputed from its document: normalized, or the
+    primary metric's own values on a card without both references (Hopper's, until it has
+    them)."""
+    returns, successes = document["returns"], document["successes"]
+    scores = normalized_values(card, returns, successes)
+    return scores if scores is not None else primary_values(card.primary_metric, returns, successes)
+
+
 def runs_from_documents(session, env: Environment) -> list[ranking.Run]:
     """The ranking's runs as computed before scores were cached: from each Result JSON."""
     card = env_card(env)
@@ -45,10 +54,7 @@ def runs_from_documents(session, env: Environment) -> list[ranking.Run]:
     )
     runs = []
     for row, method, family in session.execute(query):
-        returns, successes = row.document["returns"], row.document["successes"]
-        scores = normalized_values(card, returns, successes)
-        if scores is None:
-            scores = primary_values(card.primary_metric, returns, successes)
+        scores = document_scores(card, row.document)
         runs.append(
             ranking.Run(
                 row.id,
@@ -153,10 +159,7 @@ def test_the_migration_backfills_scores_of_existing_rows(db_url):
         assert len(rows) == stored >= 20
         for row in rows:
             card = env_card(session.get(Environment, row.env_id))
-            returns, successes = row.document["returns"], row.document["successes"]
-            scores = normalized_values(card, returns, successes)
-            if scores is None:  # a card without both references (Hopper's, until it has them)
-                scores = primary_values(card.primary_metric, returns, successes)
+            scores = document_scores(card, row.document)
             assert row.episode_scores == pytest.approx(list(scores), abs=0, rel=0)
             assert row.score == float(scores.mean())
             assert row.budget_class == ranking.budget_class(row.training_budget_steps)
