@@ -96,6 +96,13 @@ KNOWN_VIOLATIONS = {
         "steps (2-episode points up to 86) and fall by 3000, TD3+BC's still rise at 5000: "
         "budgets under 1/200 of CORL's 1M steps"
     ),
+    "rlbench/Ant-medium-v0": (
+        "BC 104.2 against IQL 92.7 and TD3+BC 36.9 (3 seeds; 2000, 3000, 5000 gradient steps): "
+        "the medium data is the 1M-step fast_ppo expert with 30% uniformly random actions, and "
+        "that expert (1112) barely beats standing still (about 994), so BC's mean action "
+        "recovers it (1130-1184); TD3+BC's seeds run 559, 576 and -25 after 5000 steps, "
+        "1/200 of CORL's budget"
+    ),
 }
 """Where the committed results break the ordering, and why as far as known: reported, not
 tuned away (a strict xfail, so a re-trained result that holds the ordering says so)."""
