@@ -271,12 +271,43 @@ def test_read_endpoints(app_client):
     listed = client.get("/api/results", params={"env": "rlbench/Pendulum-v1"}).json()
     assert {r["method"] for r in listed} == {"zoo-sac"} and len(listed) == 5
     assert client.get("/api/results", params={"limit": 0}).status_code == 422
+    # paging: the total and the next and previous pages in headers, the body a list as before
+    first = client.get("/api/results", params={"env": "rlbench/Pendulum-v1", "limit": 2})
+    assert [r["id"] for r in first.json()] == [r["id"] for r in listed[:2]]
+    assert first.headers["x-total-count"] == "5" and 'rel="next"' in first.headers["link"]
+    assert "offset=2" in first.headers["link"] and 'rel="prev"' not in first.headers["link"]
+    last = client.get("/api/results", params={"env": "rlbench/Pendulum-v1", "limit": 2,
+                                              "offset": 4})  # fmt: skip
+    assert len(last.json()) == 1 and 'rel="next"' not in last.headers["link"]
+    assert "offset=2" in last.headers["link"] and 'rel="prev"' in last.headers["link"]
+    # budget classes (this one and the smaller ones) and the protocol hash filter results
+    budgets = {r["id"]: r["training_budget_steps"] for r in client.get(
+        "/api/results", params={"limit": 500}).json()}  # fmt: skip
+    small = client.get("/api/results", params={"budget": "100k", "limit": 500}).json()
+    assert {r["id"] for r in small} == {i for i, b in budgets.items() if b and b <= 105_000}
+    assert 0 < len(small) < len(budgets)
+    assert len(client.get("/api/results", params={"budget": "unlimited", "limit": 500}).json()
+               ) == len(budgets)  # fmt: skip
+    bad = client.get("/api/results", params={"budget": "10k"})
+    assert bad.status_code == 422 and "accepted: 100k, 1M, unlimited" in bad.text
+    pendulum = envs["rlbench/Pendulum-v1"]["protocol_hash"]
+    same = client.get("/api/results", params={"protocol_hash": pendulum}).json()
+    assert {r["env_id"] for r in same} == {"rlbench/Pendulum-v1"} and len(same) == 5
+    assert client.get("/api/results", params={"protocol_hash": "0" * 64}).json() == []
+    # a parameter the route does not take is refused, naming those it takes
+    typo = client.get("/api/results", params={"env_id": "rlbench/Pendulum-v1"})
+    assert typo.status_code == 422
+    assert "unknown query parameter 'env_id'" in typo.json()["detail"]
+    assert "takes: budget, env, limit, method, offset, protocol_hash" in typo.json()["detail"]
+    assert client.get("/api/methods", params={"x": 1}).status_code == 422
     methods = {m["name"] for m in client.get("/api/methods").json()}
     algos = {json.loads(p.read_text())["policy"]["name"].split("/")[1] for p in ZOO_RESULTS}
     assert methods == {f"zoo-{algo}" for algo in algos} >= {"zoo-ppo", "zoo-sac"}
     suite = client.get("/api/suites/classic-control/ranking").json()
     assert {r["method"] for r in suite["incomplete"]} >= {"zoo-ppo", "zoo-sac"}
     assert client.get("/api/openapi.json").json()["paths"]["/api/results"]["post"]
+    moved = client.get("/openapi.json", follow_redirects=False)
+    assert moved.status_code == 308 and moved.headers["location"] == "/api/openapi.json"
 
 
 def test_policy_metadata_takes_a_batched_runs_seeds():

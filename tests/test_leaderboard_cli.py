@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 from tests.conftest import run_cli
@@ -30,6 +31,14 @@ def test_init_import_and_tokens_on_the_embedded_database(tmp_path):
     assert f"refused {broken}: not a readable JSON file" in done.stdout
     with sqlite3.connect(database) as connection:
         assert connection.execute("SELECT count(*) FROM results").fetchone()[0] == len(ZOO_RESULTS)
+    cartpole = REPO / "baselines/results/CartPole-v1/ppo/seed-0/result.json"
+    done = run_cli("leaderboard", "import", str(cartpole), "--verify", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "imported 0 new, 1 already there, 0 refused; 1 verification job queued" in done.stdout
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT state FROM verification_jobs").fetchall() == [("queued",)]
+    refused = run_cli("leaderboard", "serve", "--no-seed", "--verify-zoo", "--port", "0", env=env)
+    assert refused.returncode == 2 and "--verify-zoo needs --seed" in refused.stderr
 
     created = run_cli("leaderboard", "token", "create", "alice", env=env)
     assert created.returncode == 0, created.stderr
@@ -127,3 +136,11 @@ def test_eval_submit_is_refused_before_evaluating_without_server_or_token(tmp_pa
     done = run_cli(*args, "--server", "http://127.0.0.1:9", env=env)
     assert done.returncode == 2 and "add --submit" in done.stderr
     assert not (tmp_path / "r.json").exists()
+    # a protocol the leaderboard would refuse after the evaluation is refused before it
+    env["RLBENCH_LEADERBOARD_TOKEN"] = "a-token"
+    done = run_cli(*args, "--episodes", "5", "--submit", "--server", "http://127.0.0.1:9",
+                   env=env)  # fmt: skip
+    assert done.returncode == 2 and not (tmp_path / "r.json").exists()
+    message = " ".join(done.stderr.split())
+    assert "ranks rlbench/CartPole-v1 only under its card's protocol" in message
+    assert re.search(r"episodes: 5 vs the card's \d+;", message)

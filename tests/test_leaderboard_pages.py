@@ -52,11 +52,18 @@ def test_the_home_page_lists_suites_and_counts(site):
     assert offline and f"{envs} environments ({offline} of them offline dataset ids)" in page.text
     for n, noun in re.findall(r"\b(\d+) (environments?|suites?|methods?|results?)\b", page.text):
         assert noun.endswith("s") == (n != "1"), f"{n} {noun}"
+    # the newest results are told apart: id, policy (its seed) and mean return on each line
+    newest = page.text.split("<h2>Newest results</h2>", 1)[1].split("</ul>", 1)[0]
+    lines = re.findall(r"<li>(.*?)</li>", newest)
+    assert len(lines) == min(10, results) and len(set(lines)) == len(lines)
+    assert all("mean return" in line and re.search(r">#\d+ ", line) for line in lines)
 
 
 def test_counts_are_said_with_the_right_plural():
-    from rlbench_suite.leaderboard.wording import counted
+    from rlbench_suite.leaderboard.wording import counted, fixed
 
+    assert [fixed(-0.04), fixed(-0.06), fixed(0.0004, 3), fixed(-0.0004, 3)] == [
+        "0.0", "-0.1", "0.000", "0.000"]  # fmt: skip
     assert [counted(n, "environment") for n in (0, 1, 2)] == [
         "0 environments",
         "1 environment",
@@ -90,12 +97,16 @@ def test_an_environment_page_ranks_with_intervals_and_filters(site):
         assert point == round(expected["iqm"]["point"], 1)
         assert (low, high) == (round(expected["iqm"]["low"], 1), round(expected["iqm"]["high"], 1))
     assert "(1 run: over episodes)" in page.text  # random's single run
+    # the expert reference is the zoo's own seed: the page says 100 is not an outside ceiling
+    expert = "one of this suite's own trained baselines (baseline:CartPole-v1/ppo/seed-0)"
+    assert expert in page.text
     assert '<img src="/plots/envs/rlbench/CartPole-v1.svg"' in page.text
     # filters are a plain GET form; they change the table
     assert '<form class="filters" method="get" action="/envs/rlbench/CartPole-v1">' in page.text
     budget = client.get("/envs/rlbench/CartPole-v1", params={"budget": "100k"})
     assert [r[1] for r in ranking_rows(budget.text)] == ["zoo-ppo"]
     assert '<option value="100k" selected>' in budget.text
+    assert '<option value="unlimited">any (unlimited)</option>' in budget.text
     family = client.get("/envs/rlbench/CartPole-v1", params={"family": "policy-gradient"})
     assert [r[1] for r in ranking_rows(family.text)] == ["zoo-ppo"]
     verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
@@ -144,6 +155,9 @@ def test_a_suite_page_and_the_compare_page(site):
     assert overall["point"] > 0.9
     unknown = client.get("/compare", params={"a": "zoo-ppo", "b": "nobody"})
     assert unknown.status_code == 404 and "no method &#39;nobody&#39;" in unknown.text
+    for same in (client.get("/compare", params={"a": "random", "b": "random"}),
+                 client.get("/api/compare", params={"a": "random", "b": "random"})):  # fmt: skip
+        assert same.status_code == 422 and "two different methods" in same.text
 
 
 def test_a_method_page_lists_its_results(site):

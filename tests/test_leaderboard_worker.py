@@ -10,7 +10,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from rlbench_suite.leaderboard.models import Result, VerificationJob
+from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 from rlbench_suite.leaderboard.worker import WorkerLimits, claim_next, requeue_stale, run_pending
 from tests.leaderboard_support import REPO, make_onnx
 
@@ -75,6 +75,76 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
     assert "zoo-ppo" in verified.text and "1/1" in verified.text
     assert f'href="/results/{status["result"]}"' in client.get("/").text
+
+
+def test_a_policy_is_ranked_under_one_method_and_refusals_leave_no_method(app_client):
+    """The zoo's CartPole policy submitted again as another method is refused, naming the
+    method it belongs to (before, it was verified, flipped the zoo's row to verified, and
+    the new method was missing from the ranking); refused and repeated submissions create no
+    method."""
+    client, factory, alice, _ = app_client
+    auth = {"Authorization": f"Bearer {alice}"}
+    metadata = {"env_id": "rlbench/CartPole-v1", "method": "my-copy", "train_seeds": [0]}
+    refused = client.post(
+        "/api/submissions",
+        headers=auth,
+        files={"policy": ("policy.onnx", ZOO_ONNX.read_bytes())},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert refused.status_code == 422
+    assert "under method 'zoo-ppo'" in refused.json()["detail"]
+    assert "submit it as 'zoo-ppo'" in refused.json()["detail"]
+    # the same through a self-reported result under another method
+    zoo = json.loads(ZOO_RESULT.read_text())
+    zoo["returns"][0] -= 1.0  # another document, the same artifact
+    zoo["aggregates"]["return_mean"]["point"] = sum(zoo["returns"]) / len(zoo["returns"])
+    posted = client.post("/api/results", json=zoo, headers=auth, params={"method": "my-copy"})
+    assert posted.status_code == 422 and "under method 'zoo-ppo'" in posted.json()["detail"]
+    # the zoo's own result again under a new method name: the stored row, no new method
+    again = client.post(
+        "/api/results", json=json.loads(ZOO_RESULT.read_text()), headers=auth,
+        params={"method": "my-repeat"},
+    )  # fmt: skip
+    assert again.status_code == 200 and again.json()["created"] is False
+    names = {m["name"] for m in client.get("/api/methods").json()}
+    assert "zoo-ppo" in names and not {"my-copy", "my-repeat"} & names
+    with factory() as session:
+        rows = session.scalars(select(Result).where(Result.verification == "verified")).all()
+        assert rows == []  # nothing was flipped
+    # under its own method the policy is verified, and so is the zoo's row
+    job = submit(client, alice, ZOO_ONNX.read_bytes(), method="zoo-ppo")
+    assert run_pending(factory) == [(job["job"], "done")]
+    with factory() as session:
+        methods = {r.method.name for r in session.scalars(
+            select(Result).where(Result.artifact_sha256 == job["artifact_sha256"]))}  # fmt: skip
+    assert methods == {"zoo-ppo"}
+
+
+def test_import_with_verify_queues_the_shipped_policy_and_the_worker_verifies_the_row(db_url):
+    """``rlbench leaderboard import --verify`` (and ``serve --verify-zoo``): the zoo's result
+    is re-evaluated from its shipped ONNX file and becomes verified; importing again queues
+    nothing more."""
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.startup import prepare_database
+    from tests.leaderboard_support import leaderboard_cards
+
+    cards, spec_hash = leaderboard_cards(("rlbench/CartPole-v1",))
+    factory = prepare_database(db_url, cards, spec_hash)
+    report = import_files(factory, [ZOO_RESULT], verify=True)
+    assert report.added == report.queued == [str(ZOO_RESULT)] and report.refused == []
+    with factory() as session:
+        job = session.scalars(select(VerificationJob)).one()
+        submission = session.get(Submission, job.submission_id)
+        assert job.state == "queued" and submission.method.name == "zoo-ppo"
+    assert run_pending(factory) == [(job.id, "done")]
+    with factory() as session:
+        rows = session.scalars(select(Result).order_by(Result.id)).all()
+        imported, verification = rows
+        assert imported.verification == verification.verification == "verified"
+        assert verification.document["returns"] == imported.document["returns"]
+    again = import_files(factory, [ZOO_RESULT], verify=True)
+    assert again.existing == [str(ZOO_RESULT)] and again.queued == []
+    factory.kw["bind"].dispose()
 
 
 def test_a_looping_policy_is_stopped_by_the_cpu_limit_and_the_server_keeps_serving(app_client):

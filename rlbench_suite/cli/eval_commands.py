@@ -125,6 +125,8 @@ def eval_command(
         )  # fmt: skip
     except (UnknownEnvError, ValueError) as exc:
         raise fail(exc) from None
+    if token is not None:
+        _refuse_unranked_protocol(card, protocol)
     out = out or result_file(card.namespace, card.name, policy, protocol.hash)
     result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
@@ -150,6 +152,24 @@ def _submission_checks(submit: bool, server: str | None, method: str | None) -> 
     from rlbench_suite.cli.leaderboard_commands import submission_token
 
     return submission_token()
+
+
+def _refuse_unranked_protocol(card: EnvCard, protocol: EvalProtocol) -> None:
+    """Before evaluating: a leaderboard takes only the card's own protocol, so a result
+    under another one would be refused after the whole evaluation."""
+    expected = default_protocol(card)
+    if protocol.hash == expected.hash:
+        return
+    from rlbench_suite.leaderboard.store import protocol_differences
+
+    differences = protocol_differences(
+        protocol.model_dump(mode="json"), expected.model_dump(mode="json")
+    )
+    raise fail(
+        f"--submit: a leaderboard ranks {card.id} only under its card's protocol, and "
+        f"{'; '.join(differences)}; drop --episodes, --seeds, --stochastic and --reset-option "
+        "to submit, or evaluate without --submit"
+    )
 
 
 def _onnx_file(policy: str) -> Path | None:

@@ -100,6 +100,21 @@ def migrate(
     console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}", soft_wrap=True)
 
 
+VERIFY_HELP = (
+    "Also queue the verification of each result whose ONNX policy is shipped (the zoo's): "
+    "the worker re-evaluates it and marks the result verified where it reproduces it (the "
+    "whole zoo takes hours of CPU)."
+)
+
+
+def _queued(queued: list[str], verify: bool) -> str:
+    from rlbench_suite.leaderboard.wording import counted
+
+    if not verify:
+        return ""
+    return f"; {counted(len(queued), 'verification job')} queued"
+
+
 @leaderboard_app.command("import")
 def import_results(
     results: Annotated[list[Path], typer.Argument(help="Result files, or folders of them.")],
@@ -108,6 +123,7 @@ def import_results(
         str | None,
         typer.Option(help="The method they belong to (default: from each result's policy)."),
     ] = None,
+    verify: Annotated[bool, typer.Option(help=VERIFY_HELP)] = False,
 ) -> None:
     """Import Result JSON files (e.g. baselines/results) as self-reported results."""
     from rlbench_suite.leaderboard.importer import import_files, result_files
@@ -116,12 +132,12 @@ def import_results(
     files = result_files(results)
     if not files:
         raise fail(f"no result files in {', '.join(map(str, results))}")
-    report = import_files(factory, files, method=method)
+    report = import_files(factory, files, method=method, verify=verify)
     for name, why in report.refused:
         console.print(f"refused {name}: {why}", soft_wrap=True)
     console.print(
         f"imported {len(report.added)} new, {len(report.existing)} already there, "
-        f"{len(report.refused)} refused"
+        f"{len(report.refused)} refused{_queued(report.queued, verify)}"
     )
     if report.refused:
         raise typer.Exit(1)
@@ -136,6 +152,9 @@ def serve(
     worker: Annotated[
         bool, typer.Option(help="Run the verification worker beside the server (stopped with it).")
     ] = True,
+    verify_zoo: Annotated[
+        bool, typer.Option(help="With --seed: " + VERIFY_HELP[0].lower() + VERIFY_HELP[1:])
+    ] = False,
 ) -> None:
     """Serve the leaderboard site and API, with the verification worker in a child process."""
     import signal
@@ -149,17 +168,21 @@ def serve(
     from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
     from rlbench_suite.resources import content_dir
 
+    if verify_zoo and not seed:
+        raise fail("--verify-zoo needs --seed (it verifies the zoo results the seeding imports)")
     try:
         sock = bind_site(host, port)  # before any work: a taken port is refused at once
     except PortUnavailable as exc:
         raise fail(exc) from None
     factory, url = open_database(db)
     if seed:
-        report = import_files(factory, result_files([content_dir("baselines") / "results"]))
+        zoo = result_files([content_dir("baselines") / "results"])
+        report = import_files(factory, zoo, verify=verify_zoo)
         console.print(
             f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
-            f"{len(report.refused)} refused"
+            f"{len(report.refused)} refused{_queued(report.queued, verify_zoo)}"
         )
+
     port = sock.getsockname()[1]  # the one picked where --port was 0
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
     # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is

@@ -7,7 +7,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -29,15 +30,35 @@ from rlbench_suite.leaderboard.methods import (
 from rlbench_suite.leaderboard.models import (
     MAX_ROW_ID,
     Environment,
-    Method,
     Result,
     Submission,
     VerificationJob,
 )
+from rlbench_suite.leaderboard.queries import methods_with_results
 from rlbench_suite.leaderboard.store import RefusedResult, accept_result
 from rlbench_suite.leaderboard.tokens import authenticate
 
-router = APIRouter(prefix="/api")
+
+def _query_names(dependant: Dependant) -> set[str]:
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def known_query_params(request: Request) -> None:
+    """Refuse a query parameter the route does not take: a misspelt filter (``env_id`` for
+    ``env``) would otherwise be ignored and the answer would hold everything."""
+    route = request.scope["route"]
+    accepted = _query_names(route.dependant)
+    unknown = sorted(set(request.query_params) - accepted)
+    if unknown:
+        names = ", ".join(repr(name[:40]) for name in unknown[:5])
+        takes = ", ".join(sorted(accepted)) or "no query parameters"
+        raise HTTPException(422, f"unknown query parameter {names}; {route.path} takes: {takes}")
+
+
+router = APIRouter(prefix="/api", dependencies=[Depends(known_query_params)])
 TOKEN_HELP = "send 'Authorization: Bearer <token>' (issued by `rlbench leaderboard token create`)"
 
 
@@ -289,23 +310,41 @@ def suite_ranking(
 @router.get("/results")
 def list_results(
     request: Request,
+    response: Response,
     env: str | None = None,
     method: str | None = None,
     verification: str | None = None,
+    budget: str | None = None,
+    protocol_hash: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_ROW_ID)] = 0,
 ) -> list[dict[str, Any]]:
-    """Stored results, newest first."""
+    """Stored results, newest first; ``budget`` keeps a budget class and the smaller ones.
+    The ``X-Total-Count`` header says how many match, and ``Link`` names the next and
+    previous pages (RFC 8288, as GitHub's API pages)."""
     with request.app.state.factory() as session:
-        _filters(session, verification=verification)
-        return views.list_results(
+        filters = _filters(session, budget=budget, verification=verification)
+        rows, total = views.list_results(
             session,
             env_id=env,
             method=method,
-            verification=verification or None,
+            verification=filters.verification,
+            budget=filters.budget,
+            protocol_hash=protocol_hash or None,
             limit=limit,
             offset=offset,
         )
+    response.headers["X-Total-Count"] = str(total)
+    links = []
+    if offset + limit < total:
+        links.append((offset + limit, "next"))
+    if offset > 0:
+        links.append((max(0, offset - limit), "prev"))
+    if links:
+        response.headers["Link"] = ", ".join(
+            f'<{request.url.include_query_params(offset=at)}>; rel="{rel}"' for at, rel in links
+        )
+    return rows
 
 
 @router.get("/results/{result_id}")
@@ -322,7 +361,7 @@ def get_result(request: Request, result_id: RowId) -> dict[str, Any]:
 def list_methods(request: Request) -> list[dict[str, Any]]:
     """The methods with results."""
     with request.app.state.factory() as session:
-        return [method_dict(m) for m in session.scalars(select(Method).order_by(Method.name))]
+        return [method_dict(m) for m in session.scalars(methods_with_results())]
 
 
 EDIT_BYTES = 64 * 1024

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from rlbench_suite.leaderboard.pages import render
 
@@ -100,3 +100,10 @@ def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
 def api_docs(request: Request) -> HTMLResponse:
     spec = request.app.openapi()
     return render(request, "api_docs.html", info=spec["info"], operations=operations(spec))
+
+
+@router.get("/openapi.json", include_in_schema=False)
+def openapi_where_it_is() -> RedirectResponse:
+    """The OpenAPI document lives at ``/api/openapi.json`` (beside the API it describes); the
+    usual ``/openapi.json`` redirects there."""
+    return RedirectResponse("/api/openapi.json", status_code=308)

@@ -18,7 +18,7 @@ from rlbench_suite.leaderboard.models import (
     Submission,
     VerificationJob,
 )
-from rlbench_suite.leaderboard.store import RefusedResult, method_named
+from rlbench_suite.leaderboard.store import RefusedResult, check_artifact_owner, method_named
 
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
@@ -128,6 +128,7 @@ def submit_policy(
         raise RefusedResult(f"environment {metadata.env_id!r} is not on this leaderboard")
     check_onnx(content)
     digest = hashlib.sha256(content).hexdigest()
+    check_artifact_owner(session, env.id, digest, metadata.method)
     if session.get(PolicyArtifact, digest) is None:
         session.add(
             PolicyArtifact(

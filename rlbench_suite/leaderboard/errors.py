@@ -54,6 +54,10 @@ def install(app: FastAPI) -> None:
     async def _not_found(request: Request, exc: views.NotFound) -> Response:
         return answer(request, 404, str(exc))
 
+    @app.exception_handler(views.BadQuery)
+    async def _bad_query(request: Request, exc: views.BadQuery) -> Response:
+        return answer(request, 422, str(exc))
+
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         detail = str(exc.detail)

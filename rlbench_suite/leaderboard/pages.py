@@ -21,8 +21,8 @@ from rlbench_suite.leaderboard.models import (
     Result,
     Suite,
 )
-from rlbench_suite.leaderboard.queries import env_card, method_runs
-from rlbench_suite.leaderboard.wording import counted
+from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
+from rlbench_suite.leaderboard.wording import counted, fixed
 from rlbench_suite.resources import content_dir
 
 router = APIRouter(include_in_schema=False)
@@ -34,6 +34,7 @@ def templates() -> Jinja2Templates:
     """The site's templates (autoescaped: every stored string is shown escaped)."""
     found = Jinja2Templates(directory=content_dir("leaderboard") / "templates")
     found.env.filters["counted"] = counted  # {{ n|counted("environment") }}
+    found.env.filters["fixed"] = fixed  # {{ x|fixed(1) }}: "0.0" where "%.1f" writes "-0.0"
     return found
 
 
@@ -79,8 +80,8 @@ def home(request: Request) -> HTMLResponse:
             (s.name, sum(e.active for e in s.envs))
             for s in session.scalars(select(Suite).order_by(Suite.name))
         ]
-        newest_verified = views.list_results(session, verification="verified", limit=10)
-        newest = views.list_results(session, limit=10)
+        newest_verified, _ = views.list_results(session, verification="verified", limit=10)
+        newest, _ = views.list_results(session, limit=10)
         return render(
             request,
             "home.html",
@@ -163,7 +164,7 @@ def method_page(request: Request, name: str) -> HTMLResponse:
         method = session.scalar(select(Method).where(Method.name == name))
         if method is None:
             raise HTTPException(404, f"no method {name!r} on this leaderboard")
-        results = views.list_results(session, method=name, limit=500)
+        results, _ = views.list_results(session, method=name, limit=500)
         runs = {r.result_id: r.score for r in method_runs(session, method)}
         return render(request, "method.html", method=method, results=results, scores=runs)
 
@@ -202,18 +203,18 @@ def compare_page(request: Request) -> HTMLResponse:
     params = request.query_params
     first, second, suite = params.get("a"), params.get("b"), params.get("suite") or None
     with request.app.state.factory() as session:
-        methods = list(session.scalars(select(Method.name).order_by(Method.name)))
+        methods = [m.name for m in session.scalars(methods_with_results())]
         suites = list(session.scalars(select(Suite.name).order_by(Suite.name)))
-        comparison, problem = None, None
+        comparison, problem, status = None, None, 200
         if first and second:
             try:
                 comparison = views.compare(session, first, second, suite)
-            except views.NotFound as exc:
-                problem = str(exc)
+            except (views.NotFound, views.BadQuery) as exc:
+                problem, status = str(exc), 404 if isinstance(exc, views.NotFound) else 422
         return render(
             request,
             "compare.html",
-            status_code=404 if problem else 200,
+            status_code=status if problem else 200,
             methods=methods,
             suites=suites,
             first=first,

@@ -102,3 +102,10 @@ def method_runs(session: Session, method: Method) -> list[Run]:
         return []
     condition = (Result.method_id == method.id) & or_(*current)
     return _runs(session, condition)
+
+
+def methods_with_results():
+    """The methods that have at least one stored result, by name (a method whose only
+    submission is still queued or failed verification is not listed)."""
+    has_result = select(Result.id).where(Result.method_id == Method.id).exists()
+    return select(Method).where(has_result).order_by(Method.name)

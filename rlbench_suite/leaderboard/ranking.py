@@ -83,6 +83,14 @@ def budget_class(steps: int | None) -> str:
     return "unlimited"
 
 
+def budget_ceiling(name: str) -> float | None:
+    """The most training steps a result may record to count in budget class ``name`` or a
+    smaller one (None: any, unknown budgets included); ValueError for an unknown class."""
+    _class_index(name)
+    limit = BUDGET_CLASSES[name]
+    return None if limit is None else limit * BUDGET_SLACK
+
+
 def _class_index(name: str) -> int:
     if name not in BUDGET_CLASSES:
         raise ValueError(f"unknown budget class {name!r}; accepted: {', '.join(BUDGET_CLASSES)}")

@@ -102,12 +102,18 @@ def default_method_name(policy: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9 _.+()/-]", "_", name).strip(" _.+()/-")[:100] or "unnamed"
 
 
-def method_named(session: Session, name: str, **fields: Any) -> Method:
-    """The method called ``name``, created (with ``fields``) if new; safe under concurrency."""
+def check_method_name(name: str) -> str:
+    """``name`` if it is an accepted method name, else a RefusedResult saying what is."""
     if not re.match(METHOD_NAME_PATTERN, name):
         raise RefusedResult(
             f"method name {name!r} is not accepted: 1-100 letters, digits, spaces and _.+()/-"
         )
+    return name
+
+
+def method_named(session: Session, name: str, **fields: Any) -> Method:
+    """The method called ``name``, created (with ``fields``) if new; safe under concurrency."""
+    check_method_name(name)
     method = session.scalar(select(Method).where(Method.name == name))
     if method is not None:
         return method
@@ -119,6 +125,26 @@ def method_named(session: Session, name: str, **fields: Any) -> Method:
         method = session.scalar(select(Method).where(Method.name == name))
         assert method is not None
     return method
+
+
+def check_artifact_owner(session: Session, env_id: str, artifact: str | None, method: str) -> None:
+    """Refuse a policy artifact that already has results on ``env_id`` under another method:
+    a policy is one run of one method (the rankings count each artifact once)."""
+    if not artifact:
+        return
+    owner = session.execute(
+        select(Method.name, Result.id)
+        .join(Result, Result.method_id == Method.id)
+        .where(Result.env_id == env_id, Result.artifact_sha256 == artifact, Method.name != method)
+        .order_by(Result.id)
+        .limit(1)
+    ).first()
+    if owner is not None:
+        raise RefusedResult(
+            f"policy artifact {artifact[:12]}... already has result {owner[1]} on {env_id} under "
+            f"method {owner[0]!r}: a policy is ranked under one method; submit it as {owner[0]!r} "
+            "(its self-reported results are then verified) or submit another policy"
+        )
 
 
 def document_hash(doc: ResultDoc) -> str:
@@ -191,11 +217,13 @@ def accept_result(
     env = session.get(Environment, doc.env_id)
     known = list(session.scalars(select(Environment.id).where(Environment.active)))
     check_against_card(doc, env, known)
-    method = method_named(session, method_name or default_method_name(doc.policy))
+    name = check_method_name(method_name or default_method_name(doc.policy))
     digest = document_hash(doc)
     existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
-    if existing is not None:
+    if existing is not None:  # the same result again: nothing new, no method created
         return Stored(existing, False)
+    check_artifact_owner(session, doc.env_id, doc.policy.get("artifact_sha256"), name)
+    method = method_named(session, name)
     submission = Submission(
         kind=kind,
         token_id=token_id,

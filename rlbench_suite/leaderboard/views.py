@@ -21,6 +21,10 @@ class NotFound(LookupError):
     """An id that names nothing on this leaderboard."""
 
 
+class BadQuery(ValueError):
+    """A query the leaderboard cannot answer as asked; the message says what is accepted."""
+
+
 @dataclass(frozen=True)
 class Filters:
     """The ranking's filters (None: all)."""
@@ -175,6 +179,8 @@ def compare(session: Session, first: str, second: str, suite_name: str | None) -
     """P(a run of ``first`` beats a run of ``second``) per env they share, and overall, all
     at one level (``ranking.comparison_level``: runs where both have 2 or more on every
     shared env, else episodes), which ``level`` names."""
+    if first == second:
+        raise BadQuery(f"compare needs two different methods; a and b are both {first!r}")
     methods = {}
     for name in (first, second):
         method = session.scalar(select(Method).where(Method.name == name))
@@ -263,20 +269,33 @@ def list_results(
     env_id: str | None = None,
     method: str | None = None,
     verification: str | None = None,
+    budget: str | None = None,
+    protocol_hash: str | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> list[dict[str, Any]]:
-    """Stored results, newest first, filtered."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Stored results, newest first, filtered (``budget``: a budget class, results in it or
+    a smaller one); one page of them and how many match in all."""
+    where = []
+    if env_id is not None:
+        where.append(Result.env_id == env_id)
+    if method is not None:
+        where.append(Method.name == method)
+    if verification is not None:
+        where.append(Result.verification == verification)
+    if protocol_hash is not None:
+        where.append(Result.protocol_hash == protocol_hash)
+    if budget is not None and (ceiling := ranking.budget_ceiling(budget)) is not None:
+        where.append(Result.training_budget_steps <= ceiling)
+    joined = select(Result.id).join(Method, Result.method_id == Method.id).where(*where)
+    total = session.scalar(select(func.count()).select_from(joined.subquery()))
     query = (
         select(Result, Method.name)
         .join(Method, Result.method_id == Method.id)
+        .where(*where)
         .options(defer(Result.document))  # a listing never needs the Result JSON
+        .order_by(Result.id.desc())
+        .limit(limit)
+        .offset(offset)
     )
-    if env_id is not None:
-        query = query.where(Result.env_id == env_id)
-    if method is not None:
-        query = query.where(Method.name == method)
-    if verification is not None:
-        query = query.where(Result.verification == verification)
-    query = query.order_by(Result.id.desc()).limit(limit).offset(offset)
-    return [result_summary(row, name) for row, name in session.execute(query)]
+    return [result_summary(row, name) for row, name in session.execute(query)], total
