@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from rlbench_suite.core.baseline_files import resolve_baseline
 from rlbench_suite.leaderboard.artifacts import PolicyMetadata, submit_policy
 from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 from rlbench_suite.leaderboard.store import (
@@ -89,8 +90,6 @@ def _zoo_method_fields(policy: dict) -> dict:
 def shipped_policy(policy: dict) -> Path | None:
     """The ONNX file a ``baseline:`` result was evaluated with, where it is shipped and is
     the same file (its SHA-256 is the result's ``artifact_sha256``); None otherwise."""
-    from rlbench_suite.policies.specs import resolve_baseline
-
     if policy.get("kind") != "baseline" or not policy.get("artifact_sha256"):
         return None
     try:
