@@ -317,3 +317,24 @@ def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch
     for cell in (c for row in rows for c in row):
         for word in cell.split():
             assert word in text, word
+
+
+def test_main_sh_sets_up_only_the_demo_extra_and_the_tests_set_up_everything():
+    """main.sh installs the `demo` extra and no system package; test.sh (CI) the rest."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    [demo] = extras["optional-dependencies"]["demo"]
+    wanted = set(re.fullmatch(r"rlbench-suite\[(.+)\]", demo)[1].split(","))
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    tests = set(re.search(r'tests\) DEFAULT_EXTRAS="([^"]+)"', setup)[1].split(","))
+    assert wanted <= tests and {"distributed", "docs", "dev"} <= tests - wanted
+    assert re.search(r'demo\) DEFAULT_EXTRAS="demo"', setup)
+    assert "bash scripts/setup.sh demo\n" in (ROOT / "scripts" / "main.sh").read_text()
+    assert "bash scripts/setup.sh\n" in (ROOT / "scripts" / "test.sh").read_text()
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    done = subprocess.run(["bash", "scripts/setup.sh", "everything"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == ("error: unknown set-up 'everything'; accepted: tests (the default) "
+                           "or demo\n")  # fmt: skip

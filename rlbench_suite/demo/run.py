@@ -356,6 +356,7 @@ def serve(demo: Demo, sock: socket.socket) -> None:
 
     host, port = sock.getsockname()[:2]
     server = uvicorn.Server(uvicorn.Config(create_app(demo.factory), log_level="warning"))
+    sock.listen(128)  # a visit as soon as the URL is printed waits for uvicorn, not refused
     demo.out.say(f"  the leaderboard site: http://{host}:{port}/ (API docs at /api/docs); "
                  "Ctrl-C stops it", style="bold")  # fmt: skip
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the signal it handled
