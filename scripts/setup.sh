@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Create .venv and install rlbench-suite with everything the main job and the tests need.
-# Idempotent: a second run only checks that everything is there.
+# Create .venv and install rlbench-suite.
+#   bash scripts/setup.sh        everything the tests need (scripts/test.sh, .ci/run): every
+#                                extra, and the system packages some tests use (Mesa EGL,
+#                                PostgreSQL, Chromium) where apt-get may install them
+#   bash scripts/setup.sh demo   only what `rlbench demo` needs (scripts/main.sh): the `demo`
+#                                extra of pyproject.toml, no system package
+# RLBENCH_EXTRAS overrides the extras. Idempotent: a second run only checks what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-EXTRAS="${RLBENCH_EXTRAS:-classic,robotics,multiagent,text,baselines,datasets,leaderboard,distributed,plots,docs,dev}"
+PROFILE="${1:-tests}"
+case "$PROFILE" in
+  tests) DEFAULT_EXTRAS="classic,robotics,multiagent,text,baselines,datasets,leaderboard,distributed,plots,docs,dev" ;;
+  demo) DEFAULT_EXTRAS="demo" ;;
+  *) echo "error: unknown set-up '$PROFILE'; accepted: tests (the default) or demo" >&2; exit 2 ;;
+esac
+EXTRAS="${RLBENCH_EXTRAS:-$DEFAULT_EXTRAS}"
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"
@@ -30,6 +41,10 @@ pip_install --upgrade pip
 # https://download.pytorch.org/whl/cpu, to get the CPU build.
 pip_install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
 pip_install -e ".[${EXTRAS}]"
+if [ "$PROFILE" = demo ]; then
+  echo "== installed for the demo: $(.venv/bin/rlbench --version) (the tests need more: bash scripts/setup.sh)"
+  exit 0
+fi
 # MuJoCo renders rgb_array frames headless through EGL (the package sets MUJOCO_GL=egl when
 # there is no display): install Mesa's EGL where it is missing and we may.
 if ! .venv/bin/python -c "import ctypes.util as u, sys; sys.exit(u.find_library('EGL') is None)"; then

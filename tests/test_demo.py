@@ -80,6 +80,13 @@ def stored(data: Path) -> list[dict]:
         return [dict(row._mapping) for row in rows]  # fmt: skip
 
 
+def method_description(data: Path, name: str) -> str | None:
+    engine = create_engine(f"sqlite:///{data / 'leaderboard' / 'leaderboard.sqlite'}")
+    with engine.connect() as connection:
+        return connection.execute(text("SELECT description FROM methods WHERE name = :n"),
+                                  {"n": name}).scalar_one()  # fmt: skip
+
+
 @pytest.mark.slow
 def test_the_summary_table_has_every_picked_baseline_and_the_trained_quadrotor(quick):
     _, done = quick
@@ -93,7 +100,7 @@ def test_the_summary_table_has_every_picked_baseline_and_the_trained_quadrotor(q
         assert re.fullmatch(r"-?[\d.e+-]+ \[-?[\d.e+-]+, -?[\d.e+-]+\]", score), score
         assert re.fullmatch(r"\d+ runs, \d+ verified", over), over
         assert verified in ("yes", "no")
-    assert rows[QUAD][1].startswith("demo fast_ppo") and rows[QUAD][4] == "yes"
+    assert rows[QUAD][1].startswith("demo: fast_ppo trained just now") and rows[QUAD][4] == "yes"
     assert "every evaluation ran its card's full protocol" in done.stdout
     assert "\x1b[" not in done.stdout  # piped: no ANSI codes
 
@@ -121,6 +128,34 @@ def test_the_database_holds_the_results_verified_as_the_table_says(quick):
             )
     imported = [r for r in results if r["id"] not in ids and r["method"].startswith("zoo-")]
     assert len(imported) >= len(list(ROOT.glob("baselines/results/*/*/seed-*/result.json")))
+
+
+@pytest.mark.slow
+def test_the_trained_quadrotor_is_a_method_of_its_own_apart_from_the_shipped_baseline(quick):
+    """The policy trained just now is stored (and verified) under a method named after it;
+    the shipped QuadHover baseline's seeds stay under zoo-fast_ppo, and the table's row is
+    the new policy alone."""
+    data, done = quick
+    sha = file_sha256(data / "demo" / "quad" / "policy.onnx")
+    method = f"demo-trained fast_ppo (policy {sha[:8]})"
+    quad = [r for r in stored(data) if r["env_id"] == QUAD]
+    mine = [r for r in quad if r["artifact_sha256"] == sha]
+    assert {r["method"] for r in mine} == {method}
+    assert len(mine) == 2 and {r["verification"] for r in mine} == {"verified"}  # + the worker's
+    shipped = [r for r in quad if r["artifact_sha256"] != sha]
+    assert shipped and {r["method"] for r in shipped} == {"zoo-fast_ppo"}
+    assert len(shipped) == len(list(ROOT.glob("baselines/results/QuadHover-v0/fast_ppo/seed-*/"
+                                              "result.json")))  # fmt: skip
+    assert "zoo-fast_ppo" in method_description(data, method)
+    assert f"stored as result #{mine[0]['id']} (method '{method}')" in done.stdout
+    assert table_rows(done.stdout)[QUAD][3] == "50 episodes of 1 run"
+    note = re.search(
+        rf"{re.escape(QUAD)}: its row is only the policy trained just now "
+        rf"\(method '{re.escape(method)}'\); the shipped baseline \(method "
+        r"'zoo-fast_ppo'\) stands apart at (.+) over (\d+) runs",
+        done.stdout,
+    )
+    assert note and int(note[2]) == len(shipped), done.stdout[-2000:]
 
 
 @pytest.mark.slow
@@ -178,7 +213,7 @@ def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(qu
             found = re.search(r"the leaderboard site: (http://127\.0\.0\.1:\d+/)", line)
             if found:
                 page = httpx.get(found[1] + f"envs/{QUAD}", timeout=30)
-                assert page.status_code == 200 and "demo-fast_ppo" in page.text
+                assert page.status_code == 200 and "demo-trained fast_ppo (policy " in page.text
                 process.send_signal(signal.SIGINT)
                 break
         out, err = process.communicate(timeout=60)
@@ -190,6 +225,17 @@ def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(qu
     for pick in quick_suite(1):  # each baseline's evaluation is reused (the quadrotor's too
         # when its time-budgeted training stopped at the same snapshot, as on a quiet machine)
         assert f"  {pick.card.id} {pick.policy}: kept from an earlier demo" in stdout
+        assert f"  kept: {pick.card.id} result: " in stdout
+        assert f"  made: {pick.card.id} result" not in stdout
+    assert "  kept: leaderboard database" in stdout and "made: leaderboard" not in stdout
+    assert re.search(r"  kept: \S+ in your dataset cache", stdout)
+    assert re.search(r"  made: \S+ in a fresh cache", stdout)  # downloaded again
+    assert "  made: quadrotor policy" in stdout  # trained again
+    kept_quad = "on PyBullet (kept from an earlier demo)" in stdout
+    assert ("  kept: rlbench/QuadHover-v0 result" in stdout) == kept_quad
+    assert ("  made: rlbench/QuadHover-v0 result" in stdout) != kept_quad
+    # a snapshot that differs is a method of its own: the row is still this policy alone
+    assert table_rows(stdout)[QUAD][3] == "50 episodes of 1 run"
 
 
 def test_a_failing_step_is_named_on_one_line(tmp_path):
@@ -271,3 +317,24 @@ def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch
     for cell in (c for row in rows for c in row):
         for word in cell.split():
             assert word in text, word
+
+
+def test_main_sh_sets_up_only_the_demo_extra_and_the_tests_set_up_everything():
+    """main.sh installs the `demo` extra and no system package; test.sh (CI) the rest."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    [demo] = extras["optional-dependencies"]["demo"]
+    wanted = set(re.fullmatch(r"rlbench-suite\[(.+)\]", demo)[1].split(","))
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    tests = set(re.search(r'tests\) DEFAULT_EXTRAS="([^"]+)"', setup)[1].split(","))
+    assert wanted <= tests and {"distributed", "docs", "dev"} <= tests - wanted
+    assert re.search(r'demo\) DEFAULT_EXTRAS="demo"', setup)
+    assert "bash scripts/setup.sh demo\n" in (ROOT / "scripts" / "main.sh").read_text()
+    assert "bash scripts/setup.sh\n" in (ROOT / "scripts" / "test.sh").read_text()
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    done = subprocess.run(["bash", "scripts/setup.sh", "everything"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == ("error: unknown set-up 'everything'; accepted: tests (the default) "
+                           "or demo\n")  # fmt: skip

@@ -16,13 +16,14 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.leaderboard.artifacts import PolicyMetadata, submit_policy
 from rlbench_suite.leaderboard.importer import ImportReport, import_files, result_files
 from rlbench_suite.leaderboard.models import Method, Result, Submission, VerificationJob
 from rlbench_suite.leaderboard.ranking import budget_class
 from rlbench_suite.leaderboard.startup import prepare_database
-from rlbench_suite.leaderboard.store import accept_result
+from rlbench_suite.leaderboard.store import accept_result, default_method_name, method_named
 from rlbench_suite.leaderboard.views import Filters, env_ranking
 from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
 from rlbench_suite.policies.core import load_metadata
@@ -41,6 +42,19 @@ def open_board(url: str) -> sessionmaker[Session]:
     return prepare_database(url, board_cards(), spec_hash)
 
 
+def has_board(url: str) -> bool:
+    """Whether the database at ``url`` holds a leaderboard already (an earlier demo's)."""
+    from sqlalchemy import inspect
+
+    from rlbench_suite.leaderboard.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        return inspect(engine).has_table(Result.__tablename__)
+    finally:
+        engine.dispose()
+
+
 def import_zoo(factory: sessionmaker[Session]) -> ImportReport:
     """The zoo's committed Results (``baselines/results``), as ``rlbench leaderboard import``."""
     return import_files(factory, result_files([content_dir("baselines") / "results"]))
@@ -55,11 +69,32 @@ class Stored:
     created: bool
 
 
-def store(factory: sessionmaker[Session], result: ResultDoc, method: str | None = None) -> Stored:
-    """Check ``result`` against its card and store it (self-reported), as a submission would."""
+def zoo_method(card: EnvCard, algo: str) -> str | None:
+    """The method the zoo's committed results of ``algo`` on ``card`` are stored under (None
+    when the card has no such shipped baseline)."""
+    trained = next((t for t in card.trained if t.algo == algo), None)
+    return (
+        None if trained is None else default_method_name({"kind": "baseline", "spec": trained.name})
+    )
+
+
+@dataclass(frozen=True)
+class NewMethod:
+    """A method the demo names itself, with the description it gets when first stored."""
+
+    name: str
+    description: str
+
+
+def store(factory: sessionmaker[Session], result: ResultDoc,
+          method: NewMethod | None = None) -> Stored:  # fmt: skip
+    """Check ``result`` against its card and store it (self-reported), as a submission would:
+    under ``method``, or the method its policy names (``zoo-<algo>`` for the zoo's)."""
     data = json.loads(result.model_dump_json())
     with factory.begin() as session:
-        stored = accept_result(session, data, method_name=method, kind="result")
+        if method is not None:
+            method_named(session, method.name, description=method.description)
+        stored = accept_result(session, data, method_name=method and method.name, kind="result")
         name = session.get(Method, stored.result.method_id).name
         return Stored(stored.result.id, name, stored.created)
 
@@ -162,9 +197,17 @@ def ranked(factory: sessionmaker[Session], result_id: int) -> Ranked | None:
         row = session.get(Result, result_id)
         method, env_id = row.method.name, row.env_id
         budget = budget_class(row.training_budget_steps)
+    return ranked_method(factory, env_id, method, budget)
+
+
+def ranked_method(factory: sessionmaker[Session], env_id: str, method: str,
+                  budget: str | None = None) -> Ranked | None:  # fmt: skip
+    """The ranking row (as the site shows it) of ``method`` on ``env_id``: in the budget
+    class ``budget``, or its first (best) row."""
+    with factory() as session:
         table = env_ranking(session, env_id, Filters())
     for entry in table["rows"]:
-        if entry["method"] == method and entry["budget_class"] == budget:
+        if entry["method"] == method and budget in (None, entry["budget_class"]):
             return Ranked(entry["iqm"], entry["runs"], entry["verified_runs"],
                           entry["interval_over"], table["scale"])  # fmt: skip
     return None

@@ -17,12 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import gymnasium as gym
 
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.evaluation.batched import evaluate_vector
-from rlbench_suite.policies.core import PolicyMetadata, write_metadata
+from rlbench_suite.policies.core import PolicyMetadata, file_sha256, write_metadata
+
+if TYPE_CHECKING:
+    from rlbench_suite.demo.board import NewMethod
 
 QUAD_ID = "rlbench/QuadHover-v0"
 DEMO_SEED = 1
@@ -58,6 +62,24 @@ class QuadRun:
     best: Screen
     screens: list[Screen]
     stopped: str
+
+
+def demo_method(card: EnvCard, run: QuadRun) -> NewMethod:
+    """The leaderboard method of a policy the demo trained: one per policy (named by its ONNX
+    file's SHA-256), so the run just trained is ranked on its own, never pooled with an
+    earlier demo's policy or with the shipped baseline's seeds."""
+    from rlbench_suite.demo.board import NewMethod, zoo_method
+
+    short = file_sha256(run.policy)[:8]
+    return NewMethod(
+        name=f"demo-trained fast_ppo (policy {short})",
+        description=(
+            f"fast_ppo trained on {card.id} by `rlbench demo` on the machine that ran it: "
+            f"seed {DEMO_SEED}, {run.seconds:.0f} s of wall time, the snapshot at "
+            f"{run.best.steps:,} steps (policy SHA-256 {short}...). One demo-trained policy, "
+            f"not the suite's shipped baseline ({zoo_method(card, 'fast_ppo')})."
+        ),
+    )
 
 
 def import_pybullet_quietly() -> None:

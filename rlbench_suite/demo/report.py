@@ -83,9 +83,10 @@ class Reporter:
     def say(self, text: str, style: str | None = None) -> None:
         self.console.print(text, style=style, soft_wrap=True, highlight=False, markup=False)
 
-    def made_here(self, what: str, where: object) -> None:
-        """One line saying what was made and where."""
-        self.say(f"  made: {what}: {where}")
+    def made_here(self, what: str, where: object, *, kept: bool = False) -> None:
+        """One line saying what was made and where: ``made:`` for something this run wrote,
+        ``kept:`` for something an earlier run left there and this one reused as it was."""
+        self.say(f"  {'kept' if kept else 'made'}: {what}: {where}")
 
     @contextlib.contextmanager
     def step(self, number: int, title: str) -> Iterator[None]:

@@ -65,6 +65,8 @@ class Evaluated:
     stored: board.Stored
     job: int | None = None
     why_not: str | None = None
+    shipped: str | None = None
+    """The method of the shipped baseline this policy is set beside (the trained quadrotor's)."""
 
 
 @dataclass
@@ -91,10 +93,11 @@ def bind(host: str, port: int | None, out: Reporter) -> socket.socket:
     return sock
 
 
-def evaluate_shown(demo: Demo, card: EnvCard, policy: str, path: Path) -> tuple[Result, str]:
+def evaluate_shown(demo: Demo, card: EnvCard, policy: str,
+                   path: Path) -> tuple[Result, str, bool]:  # fmt: skip
     """Evaluate under the card's protocol with a progress bar, the result written to ``path``
-    (kept from an earlier demo when it is the same policy and protocol); the result and how
-    it was obtained."""
+    (kept from an earlier demo when it is the same policy and protocol); the result, how it
+    was obtained, and whether it was kept."""
     from rlbench_suite.policies.specs import artifact_of
 
     protocol = default_protocol(card)
@@ -105,7 +108,7 @@ def evaluate_shown(demo: Demo, card: EnvCard, policy: str, path: Path) -> tuple[
         earlier = None
     if (earlier is not None and earlier.protocol_hash == protocol.hash and artifact is not None
             and earlier.policy.get("artifact_sha256") == file_sha256(artifact)):  # fmt: skip
-        return earlier, "kept from an earlier demo"
+        return earlier, "kept from an earlier demo", True
     log = path.with_name(path.name + ".episodes.jsonl")
     with demo.out.progress(card.id, protocol.episodes) as update:
         done = [0]
@@ -123,7 +126,7 @@ def evaluate_shown(demo: Demo, card: EnvCard, policy: str, path: Path) -> tuple[
             log.unlink()  # an earlier demo's log of another policy or protocol
             done[0] = 0
             result = evaluate(card, policy, protocol, workers=1, out=path, on_episode=advance)
-    return result, f"{protocol.episodes} episodes in {result.wall_time_s:.1f} s"
+    return result, f"{protocol.episodes} episodes in {result.wall_time_s:.1f} s", False
 
 
 def score_text(result: Result) -> str:
@@ -136,16 +139,17 @@ def score_text(result: Result) -> str:
     return f"{name} {interval(estimate)}"
 
 
-def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result,
-           path: Path, method: str | None = None) -> Evaluated:  # fmt: skip
-    """Store ``result`` in the leaderboard and queue its ONNX policy for verification."""
+def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result, path: Path,
+           kept: bool, method: board.NewMethod | None = None) -> Evaluated:  # fmt: skip
+    """Store ``result`` (written to ``path``, or kept there from an earlier demo) in the
+    leaderboard and queue its ONNX policy for verification."""
     from rlbench_suite.policies.specs import artifact_of
 
     stored = board.store(demo.factory, result, method)
     state = "stored as" if stored.created else "already stored as"
     demo.out.say(f"  {card.id}: {score_text(result)}; {state} result #{stored.result_id} "
-                 f"({stored.method})")  # fmt: skip
-    demo.out.made_here(f"{card.id} result", path)
+                 f"(method {stored.method!r})")  # fmt: skip
+    demo.out.made_here(f"{card.id} result", path, kept=kept)
     entry = Evaluated(card, label, result, stored)
     artifact = artifact_of(policy)
     if artifact is not None and artifact.suffix == ".onnx":
@@ -158,10 +162,12 @@ def step_database(demo: Demo) -> None:
     from rlbench_suite.leaderboard.db import shown_url, sqlite_url
 
     demo.url = demo.options.db or sqlite_url(leaderboard_dir(demo.options.data_dir))
+    there = board.has_board(demo.url)
     demo.factory = board.open_board(demo.url)
     report = board.import_zoo(demo.factory)
-    demo.out.made_here("leaderboard database (SQLite unless --db says otherwise)",
-                       shown_url(demo.url))  # fmt: skip
+    demo.out.made_here("leaderboard database (SQLite unless --db says otherwise)"
+                       + (", brought up to date" if there else ""),
+                       shown_url(demo.url), kept=there)  # fmt: skip
     demo.out.say(f"  the cards synced; the zoo's committed results (baselines/results): "
                  f"{len(report.added)} imported, {len(report.existing)} already there, "
                  f"{len(report.refused)} refused")  # fmt: skip
@@ -182,9 +188,9 @@ def step_baselines(demo: Demo) -> None:
             default_protocol(pick.card).hash,
             root=demo.options.data_dir,
         )
-        result, how = evaluate_shown(demo, pick.card, pick.policy, path)
+        result, how, kept = evaluate_shown(demo, pick.card, pick.policy, path)
         demo.out.say(f"  {pick.card.id} {pick.policy}: {how}")
-        record(demo, pick.card, pick.policy, pick.policy, result, path)
+        record(demo, pick.card, pick.policy, pick.policy, result, path, kept)
     queued = [
         e
         for e in demo.entries
@@ -198,6 +204,7 @@ def step_baselines(demo: Demo) -> None:
 
 
 def step_dataset(demo: Demo) -> None:
+    from rlbench_suite.datasets.cache import dataset_folder
     from rlbench_suite.demo.mirror import download_from_mirror, fill_mirror, keep_in_cache
 
     card = get_dataset_card(demo.options.dataset)
@@ -219,14 +226,15 @@ def step_dataset(demo: Demo) -> None:
     for file in got.files:
         demo.out.say(f"  {card.id} {file.path}: {file.size} bytes, sha256 {file.sha256}")
     demo.out.made_here(f"{card.id} in a fresh cache", got.folder)
-    kept = keep_in_cache(card, fresh, datasets_dir(demo.options.data_dir))
-    if kept is not None:
-        demo.out.made_here(f"{card.id} in your dataset cache (the site serves it, and "
-                           f"gym.make('{card.id}') reads it)", kept)  # fmt: skip
+    cache = datasets_dir(demo.options.data_dir)
+    copied = keep_in_cache(card, fresh, cache)  # None: the cache held it already
+    demo.out.made_here(f"{card.id} in your dataset cache (the site serves it, and "
+                       f"gym.make('{card.id}') reads it)", copied or dataset_folder(card, cache),
+                       kept=copied is None)  # fmt: skip
 
 
 def step_quad(demo: Demo) -> None:
-    from rlbench_suite.demo.quad import DEMO_SEED, QUAD_ID, train_quad
+    from rlbench_suite.demo.quad import DEMO_SEED, QUAD_ID, demo_method, train_quad
 
     card = get_card(QUAD_ID)
     seconds = demo.options.train_seconds or (
@@ -259,12 +267,21 @@ def step_quad(demo: Demo) -> None:
     demo.out.made_here("quadrotor policy (ONNX and its sidecar)", run.policy)
     policy = f"onnx:{run.policy}"
     (folder / "result.json.episodes.jsonl").unlink(missing_ok=True)
-    result, how = evaluate_shown(demo, card, policy, folder / "result.json")
+    result, how, kept = evaluate_shown(demo, card, policy, folder / "result.json")
     success = result.aggregates["success_rate"]
     demo.out.say(f"  on PyBullet ({how}): success rate {success.point:.2f} "
                  f"[{success.low:.2f}, {success.high:.2f}]")  # fmt: skip
-    record(demo, card, f"demo fast_ppo, {run.seconds:.0f} s", policy, result,
-           folder / "result.json", method="demo-fast_ppo")  # fmt: skip
+    entry = record(
+        demo,
+        card,
+        f"demo: fast_ppo trained just now ({run.seconds:.0f} s)",
+        policy,
+        result,
+        folder / "result.json",
+        kept,
+        method=demo_method(card, run),
+    )
+    entry.shipped = board.zoo_method(card, "fast_ppo")
 
 
 def step_verify(demo: Demo) -> None:
@@ -300,8 +317,9 @@ def step_summary(demo: Demo) -> None:
     total, verified = board.counts(demo.factory)
     demo.out.say(
         f"every evaluation ran its card's full protocol; IQM over the method's runs "
-        f"on the leaderboard (the zoo's seeds with this one), over one run's episodes "
-        f"when it has one; database: {total} results, {verified} verified"
+        f"on the leaderboard (a shipped baseline: the zoo's seeds with this evaluation), "
+        f"over one run's episodes when it has one (the policy trained just now is a method "
+        f"of its own); database: {total} results, {verified} verified"
     )
 
 
@@ -338,6 +356,7 @@ def serve(demo: Demo, sock: socket.socket) -> None:
 
     host, port = sock.getsockname()[:2]
     server = uvicorn.Server(uvicorn.Config(create_app(demo.factory), log_level="warning"))
+    sock.listen(128)  # a visit as soon as the URL is printed waits for uvicorn, not refused
     demo.out.say(f"  the leaderboard site: http://{host}:{port}/ (API docs at /api/docs); "
                  "Ctrl-C stops it", style="bold")  # fmt: skip
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the signal it handled

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench_suite.demo.board import ranked
+from rlbench_suite.demo.board import ranked, ranked_method
 
 if TYPE_CHECKING:
     from rlbench_suite.demo.run import Evaluated
@@ -32,9 +32,23 @@ def summary_rows(factory: Any,
             if not row.scale.startswith("normalized"):
                 score += " *"
                 notes.append(f"* {entry.card.id}: {row.scale}")
+        if entry.shipped is not None:
+            notes.append(shipped_note(factory, entry))
         verified = "yes" if entry.why_not is None else "no"
         if entry.why_not is not None:
             why = entry.why_not if len(entry.why_not) <= 200 else entry.why_not[:199] + "…"
             notes.append(f"not verified: {entry.card.id} ({entry.label}): {why}")
         rows.append((entry.card.id, entry.label, score, over, verified))
     return rows, notes
+
+
+def shipped_note(factory: Any, entry: Evaluated) -> str:
+    """Where the shipped baseline a trained policy is set beside stands, kept apart from it."""
+    row = ranked_method(factory, entry.card.id, entry.shipped)
+    where = (f"{interval(row.iqm)} over {row.runs} runs ({row.verified_runs} verified)"
+             if row is not None and row.iqm is not None else "no ranked runs")  # fmt: skip
+    return (
+        f"{entry.card.id}: its row is only the policy trained just now (method "
+        f"'{entry.stored.method}'); the shipped baseline (method '{entry.shipped}') "
+        f"stands apart at {where} on the leaderboard"
+    )
