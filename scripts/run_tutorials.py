@@ -14,9 +14,12 @@ What a block does depends on its fence:
 - a ```` ```text ```` block that comes next after a python or bash block (prose between is
   fine): that block's *expected output*, what the reader will see. Its lines must appear in
   the block's real output (stdout and stderr together), in order, each as a whole line;
-  ``...`` inside a line stands for any text (times, paths, trained numbers) and a line that
-  is only ``...`` marks left-out lines; other lines of the real output may come between.
-  Spaces are compared collapsed, so a table may be re-padded. A runnable block that prints
+  ``...`` inside a line stands for any text (times, paths) and a line that is only ``...``
+  marks left-out lines; other lines of the real output may come between. A number with a
+  decimal point stands for any number there (trained and bootstrapped values may differ in
+  their last digits on another CPU or torch build; the reader still sees real ones), while
+  whole numbers (episodes, steps, seeds) must be the same. Spaces are compared collapsed,
+  so a table may be re-padded. A runnable block that prints
   anything must have one (:func:`problems`);
 - anything else (```` ```toml ```` without ``# file:``): shown only.
 
@@ -120,8 +123,18 @@ def block_outputs(stdout: str) -> dict[int, str]:
     return {int(m[1]): stdout[m.end() + 1 : end] for m, end in zip(marks, ends, strict=True)}
 
 
+DECIMAL = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
+ANY_NUMBER = r"(?:-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|nan)"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a pattern: itself, but each decimal number any number."""
+    pieces = DECIMAL.split(" ".join(text.split()))
+    return ANY_NUMBER.join(re.escape(piece) for piece in pieces)
+
+
 def _pattern(line: str) -> re.Pattern[str]:
-    parts = [re.escape(" ".join(part.split())) for part in line.split(ELIDED)]
+    parts = [_literal(part) for part in line.split(ELIDED)]
     return re.compile(r"\s*" + ".*".join(parts) + r"\s*")
 
 

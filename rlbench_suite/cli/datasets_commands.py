@@ -339,7 +339,8 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
                               progress)  # type: ignore[arg-type]  # fmt: skip
     except DownloadError as exc:
         if not build:
-            hint = "" if "--build" in str(exc) else "; or build it from source with --build"
+            hint = "" if "--build" in str(exc) else (
+                f"; build it from source with `rlbench datasets download {card.id} --build`")
             raise fail(f"{exc}{hint}") from None
         errors.print(f"{exc}; building from source", soft_wrap=True, highlight=False)
         folder = _build_verified(card, cache)

@@ -255,8 +255,7 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
     if part.exists() and part.stat().st_size == 0:
         part.unlink()
     tried = "; ".join(answers) if answers else (
-        "the card lists no remotes: no public mirror exists yet; build it from source with "
-        f"`rlbench datasets download {card.id} --build`")  # fmt: skip
+        "the card lists no remotes: no public mirror exists yet")  # the caller says what to do
     raise DownloadError(f"{card.id}: no remote delivered {file.path} ({tried})")
 
 
