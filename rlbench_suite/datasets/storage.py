@@ -129,7 +129,7 @@ def content_hash(episodes: Iterable[Episode]) -> str:
 
 
 @functools.cache
-def _hdf5_library() -> Any:
+def hdf5_library() -> Any:
     """The HDF5 library that h5py loaded (through ctypes, for the one call h5py does not wrap),
     found in the process's mapped files (Linux); None elsewhere."""
     import ctypes
@@ -154,7 +154,7 @@ def _no_attributes_hint(dcpl: Any) -> None:
     its bytes then differ from the card's, its content hash does not."""
     import ctypes
 
-    library = _hdf5_library()
+    library = hdf5_library()
     if library is not None and library.H5Pset_dset_no_attrs_hint(
         ctypes.c_int64(dcpl.id), ctypes.c_uint(1)
     ) < 0:  # fmt: skip
@@ -241,7 +241,20 @@ class _Writer:
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> tuple[int, int]:
     """Write ``episodes`` to the HDF5 file ``path`` (Minari's layout, storage version
-    :data:`STORAGE_VERSION`); ``(episodes, steps)``."""
+    :data:`STORAGE_VERSION`); ``(episodes, steps)``. Episodes of plain numeric arrays are
+    encoded directly (:mod:`~rlbench_suite.datasets.h5encode`), others through h5py."""
+    from rlbench_suite.datasets import h5encode
+
+    episodes = list(episodes)
+    if h5encode.fits(episodes):
+        pieces = h5encode.encode_file(episodes, {STORAGE_ATTR: STORAGE_VERSION}, GZIP_LEVEL)
+        with open(path, "wb") as file:
+            file.writelines(pieces)
+        return len(episodes), sum(len(e) for e in episodes)
+    return _write_with_h5py(path, episodes)
+
+
+def _write_with_h5py(path: Path, episodes: list[Episode]) -> tuple[int, int]:
     import h5py
     from h5py import h5f, h5p
 

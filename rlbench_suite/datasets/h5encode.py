@@ -1,0 +1,274 @@
+"""Minari's HDF5 layout encoded directly, for episodes of plain numeric arrays.
+
+Creating HDF5 objects through the library costs tens of microseconds each (a group, three
+attributes and five datasets per episode), more than playing a short CartPole episode. The
+objects of this layout are few and fixed, so :func:`encode_file` writes their bytes itself,
+as the HDF5 file format specification defines them, and the file is written in one call:
+
+- superblock version 2 (read by HDF5 1.8 and later), the root group's header at the end;
+- object headers version 2 (``OHDR``, Jenkins lookup3 checksums as HDF5 computes them, no
+  times); groups hold their links compactly (link info without a heap, group info);
+- attributes ``id``, ``seed``, ``total_steps`` of each episode group and the root's storage
+  version: scalar 64-bit little-endian integers (attribute messages version 3);
+- each array's datatype is h5py's own (``H5Tencode`` of the type h5py maps its dtype to,
+  so a ``bool`` array is h5py's enum and reads back as ``bool``); an array of at least
+  :data:`MIN_COMPRESS_BYTES` is one chunk (layout version 4, single-chunk index, HDF5 1.10)
+  through the shuffle and deflate filters when that is smaller than its bytes; else it is
+  kept raw in its header (compact layout), or contiguous when larger than
+  :data:`MAX_COMPACT_BYTES`.
+
+:func:`fits` says which episodes this encoder takes; the others (nested, text or large values,
+very many episodes) go through the library (:mod:`~rlbench_suite.datasets.storage`).
+The same episodes always give the same bytes (with the same zlib).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+SIGNATURE = b"\x89HDF\r\n\x1a\n"
+MIN_COMPRESS_BYTES = 64
+"""Arrays smaller than this are not compressed (deflate does not pay for its headers)."""
+MIN_COMPRESS_ROWS = 32
+"""Nor are arrays of fewer rows (short episodes: each deflate call costs more time than the
+few bytes it saves are worth)."""
+MAX_COMPACT_BYTES = 16 << 10
+"""Raw arrays up to this size live in their dataset's header (compact layout)."""
+MAX_ARRAY_BYTES = 4 << 20
+"""Arrays larger than this (image episodes) go through the library writer (several chunks)."""
+MAX_EPISODES = 4096
+"""More episodes than this go through the library writer (its root group indexes links)."""
+KINDS = "biuf"
+"""numpy dtype kinds encoded here: bool, signed and unsigned integers, floats."""
+
+_DATASPACE, _LINK_INFO, _DATATYPE, _FILL, _LINK, _LAYOUT, _GROUP_INFO = 1, 2, 3, 5, 6, 8, 10
+_FILTERS, _ATTRIBUTE = 11, 12
+_SHUFFLE, _DEFLATE, _OPTIONAL = 2, 1, 1
+_ALLOC_EARLY, _ALLOC_LATE, _ALLOC_INCREMENTAL, _FILL_IF_SET = 1, 2, 3, 2
+
+
+_MASK = 0xFFFFFFFF
+
+
+def _rot(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & _MASK
+
+
+def _lookup3_python(data: bytes, initval: int = 0) -> int:
+    """Bob Jenkins' lookup3 ``hashlittle`` of ``data`` (HDF5's metadata checksum)."""
+    a = b = c = (0xDEADBEEF + len(data) + initval) & _MASK
+    if not data:
+        return c
+    padded = data + bytes(-len(data) % 12)
+    words = struct.unpack(f"<{len(padded) // 4}I", padded)
+    for i in range(0, len(words) - 3, 3):  # mix: x -= y; x ^= rot(y, k); y += z, rotating
+        x, y, z = (a + words[i]) & _MASK, (c + words[i + 2]) & _MASK, (b + words[i + 1]) & _MASK
+        for k in (4, 6, 8, 16, 19, 4):
+            x = ((x - y) & _MASK) ^ _rot(y, k)
+            y = (y + z) & _MASK
+            x, y, z = z, x, y
+        a, b, c = x, z, y
+    a, b, c = ((v + w) & _MASK for v, w in zip((a, b, c), words[-3:], strict=True))
+    x, y, z = c, b, a  # final: x ^= y; x -= rot(y, k), rotating
+    for k in (14, 11, 25, 16, 4, 14, 24):
+        x = ((x ^ y) - _rot(y, k)) & _MASK
+        x, y, z = z, x, y
+    return y
+
+
+@functools.cache
+def _checksum_function() -> Any:
+    """HDF5's own ``H5_checksum_lookup3`` from the library h5py loaded, else the Python one."""
+    from rlbench_suite.datasets.storage import hdf5_library
+
+    library = hdf5_library()
+    function = getattr(library, "H5_checksum_lookup3", None) if library is not None else None
+    if function is None:
+        return _lookup3_python
+    function.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32)
+    function.restype = ctypes.c_uint32
+    return lambda data, initval=0: function(data, len(data), initval)
+
+
+def checksum(data: bytes) -> int:
+    """HDF5's metadata checksum of ``data``."""
+    return int(_checksum_function()(data, 0))
+
+
+def _message(kind: int, body: bytes, flags: int = 0) -> bytes:
+    return struct.pack("<BHB", kind, len(body), flags) + body
+
+
+def _object_header(messages: Sequence[bytes]) -> bytes:
+    """An object header version 2 of one chunk holding ``messages``, with its checksum."""
+    body = b"".join(messages)
+    size = len(body)
+    if size < 1 << 8:
+        head = b"OHDR\x02\x00" + struct.pack("<B", size)
+    elif size < 1 << 16:
+        head = b"OHDR\x02\x01" + struct.pack("<H", size)
+    else:
+        head = b"OHDR\x02\x02" + struct.pack("<I", size)
+    data = head + body
+    return data + struct.pack("<I", checksum(data))
+
+
+@functools.cache
+def _int64_type() -> bytes:
+    return _datatype(np.dtype("<i8"))
+
+
+def _attribute(name: str, value: int) -> bytes:
+    """A scalar little-endian int64 attribute (message version 3)."""
+    encoded, kind, space = name.encode("ascii") + b"\x00", _int64_type(), b"\x02\x00\x00\x00"
+    head = struct.pack("<BBHHHB", 3, 0, len(encoded), len(kind), len(space), 0)
+    return _message(_ATTRIBUTE, head + encoded + kind + space + struct.pack("<q", value))
+
+
+@functools.cache
+def _datatype(dtype: np.dtype) -> bytes:
+    """The datatype message h5py's type for ``dtype`` encodes to (``H5Tencode`` less its
+    two-byte prefix)."""
+    from h5py import h5t
+
+    return h5t.py_create(dtype, logical=True).encode()[2:]
+
+
+def fits(episodes: Sequence[Any]) -> bool:
+    """Whether :func:`encode_file` takes ``episodes``: at most :data:`MAX_EPISODES`, each
+    value a numpy array of a :data:`KINDS` dtype in native little-endian order, with rows,
+    of at most :data:`MAX_ARRAY_BYTES`."""
+    from rlbench_suite.datasets.storage import EPISODE_KEYS
+
+    if len(episodes) > MAX_EPISODES:
+        return False
+    for episode in episodes:
+        for key in EPISODE_KEYS:
+            value = getattr(episode, key)
+            if (type(value) is not np.ndarray or value.dtype.kind not in KINDS
+                    or value.dtype.byteorder == ">" or value.ndim == 0
+                    or value.nbytes > MAX_ARRAY_BYTES):  # fmt: skip
+                return False
+    return True
+
+
+class _Encoder:
+    """The file's bytes in order (``put`` returns where a piece starts), with addresses and
+    lengths of ``width`` bytes (4 or 8: the superblock's sizes of offsets and lengths)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.size = "I" if width == 4 else "Q"  # struct code of an address or a length
+        self.undefined = struct.pack(f"<{self.size}", (1 << 8 * width) - 1)
+        self.pieces: list[bytes] = []
+        self.end = 8 + 4 + 4 * width + 4  # after the superblock
+
+    def put(self, data: bytes) -> int:
+        address = self.end
+        self.pieces.append(data)
+        self.end += len(data)
+        return address
+
+    def superblock(self, root: int) -> bytes:
+        """Superblock version 2: no base address, no extension, the end of file, the root."""
+        head = SIGNATURE + bytes([2, self.width, self.width, 0])
+        data = head + struct.pack(f"<4{self.size}", 0, 0, self.end, root)
+        data = data[: len(head) + self.width] + self.undefined + data[len(head) + 2 * self.width :]
+        return data + struct.pack("<I", checksum(data))
+
+    def link(self, name: str, address: int) -> bytes:
+        """A hard link message (one-byte name length, ASCII)."""
+        encoded = name.encode("ascii")
+        return _message(_LINK, struct.pack(f"<BBB{len(encoded)}s{self.size}", 1, 0,
+                                           len(encoded), encoded, address))  # fmt: skip
+
+    def group(self, links: list[bytes], attributes: list[bytes]) -> int:
+        """A group's header: link info (compact links: no heap, no index), group info (its
+        phase change values when it holds more links than HDF5's default of 8 before it
+        indexes them), ``attributes`` and ``links``; its address."""
+        info = _message(_LINK_INFO, b"\x00\x00" + self.undefined * 2)
+        phase = b"\x00\x00" if len(links) <= 8 else b"\x00\x01" + struct.pack("<HH", len(links), 6)
+        return self.put(_object_header([info, _message(_GROUP_INFO, phase), *attributes,
+                                        *links]))  # fmt: skip
+
+    def dataset(self, array: np.ndarray, level: int) -> int:
+        """Write ``array``'s data (when not compact) and header; the header's address."""
+        array = np.ascontiguousarray(array)
+        space = struct.pack(f"<BBBB{array.ndim}{self.size}", 2, array.ndim, 0, 1, *array.shape)
+        raw = array.tobytes()
+        packed = None
+        if len(array) >= MIN_COMPRESS_ROWS and len(raw) >= MIN_COMPRESS_BYTES:
+            size = array.dtype.itemsize
+            shuffled = (array.view(np.uint8).reshape(-1, size).T.tobytes() if size > 1
+                        else raw)  # fmt: skip
+            packed = zlib.compress(shuffled, level)
+            if len(packed) >= len(raw):
+                packed = None
+        messages = [_message(_DATASPACE, space), _message(_DATATYPE, _datatype(array.dtype), 1)]
+        if packed is not None:
+            messages += self._chunked(array, packed, level)
+        elif len(raw) <= MAX_COMPACT_BYTES:
+            fill = bytes([3, _ALLOC_EARLY | _FILL_IF_SET << 2])
+            layout = b"\x03\x00" + struct.pack("<H", len(raw)) + raw
+            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, layout)]
+        else:
+            fill = bytes([3, _ALLOC_LATE | _FILL_IF_SET << 2])
+            layout = b"\x03\x01" + struct.pack(f"<2{self.size}", self.put(raw), len(raw))
+            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, layout)]
+        return self.put(_object_header(messages))
+
+    def _chunked(self, array: np.ndarray, packed: bytes, level: int) -> list[bytes]:
+        """Fill value, layout (one chunk, filtered) and filter pipeline messages of a
+        compressed array whose chunk is ``packed``."""
+        address = self.put(packed)
+        dims = (*array.shape, array.dtype.itemsize)
+        width = max(1, (max(dims).bit_length() + 7) // 8)
+        index = struct.pack(f"<B{self.size}I{self.size}", 1, len(packed), 0, address)
+        layout = (struct.pack("<BBBBB", 4, 2, 2, len(dims), width)
+                  + b"".join(d.to_bytes(width, "little") for d in dims) + index)  # fmt: skip
+        filters = [(_DEFLATE, level)]
+        if array.dtype.itemsize > 1:
+            filters.insert(0, (_SHUFFLE, array.dtype.itemsize))
+        pipeline = bytes([2, len(filters)]) + b"".join(
+            struct.pack("<HHHI", ident, _OPTIONAL, 1, value) for ident, value in filters
+        )  # fmt: skip
+        fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2])
+        return [_message(_FILL, fill, 1), _message(_LAYOUT, layout),
+                _message(_FILTERS, pipeline, 1)]  # fmt: skip
+
+
+def _bound(episodes: Sequence[Any]) -> int:
+    """More bytes than the file of ``episodes`` can take: the arrays' bytes, deflate's worst
+    case and the headers' most."""
+    from rlbench_suite.datasets.storage import EPISODE_KEYS
+
+    arrays = sum(getattr(e, key).nbytes for e in episodes for key in EPISODE_KEYS)
+    return 2 * arrays + 4096 * (len(episodes) + 1)
+
+
+def encode_file(episodes: Sequence[Any], root_attributes: dict[str, int],
+                level: int) -> list[bytes]:  # fmt: skip
+    """The bytes of an HDF5 file of ``episodes`` (which :func:`fits`) in Minari's layout, as
+    pieces to write one after another; the root group gets ``root_attributes``. Addresses
+    and lengths take 4 bytes where the file stays under 4 GiB, else 8."""
+    from rlbench_suite.datasets.storage import EPISODE_KEYS
+
+    encoder = _Encoder(4 if _bound(episodes) < 1 << 32 else 8)
+    groups = []
+    for index, episode in enumerate(episodes):
+        links = [encoder.link(key, encoder.dataset(getattr(episode, key), level))
+                 for key in EPISODE_KEYS]  # fmt: skip
+        attributes = [_attribute("id", index)]
+        if episode.seed is not None:
+            attributes.append(_attribute("seed", int(episode.seed)))
+        attributes.append(_attribute("total_steps", len(episode)))
+        groups.append(encoder.link(f"episode_{index}", encoder.group(links, attributes)))
+    root = encoder.group(groups, [_attribute(k, v) for k, v in root_attributes.items()])
+    return [encoder.superblock(root), *encoder.pieces]
