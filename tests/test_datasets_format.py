@@ -240,6 +240,7 @@ def test_minari_reads_our_files(tmp_path, monkeypatch):
         view = ours.episode(index)
         np.testing.assert_array_equal(episode.observations, view.observations)
         np.testing.assert_array_equal(episode.actions, view.actions)
+        np.testing.assert_array_equal(episode.rewards, view.rewards)
         np.testing.assert_array_equal(episode.terminations, view.terminations)
         np.testing.assert_array_equal(episode.truncations, view.truncations)
     meta = json.loads((dataset_folder(card, tmp_path) / METADATA_FILE).read_text())

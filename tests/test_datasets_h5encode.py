@@ -75,6 +75,20 @@ def test_encoded_files_hold_what_the_library_writer_writes(tmp_path):
     assert (tmp_path / "encoded.hdf5").read_bytes()[9:11] == b"\x04\x04"  # 4-byte addresses
 
 
+def test_an_array_of_one_value_is_its_fill_value(tmp_path):
+    n = 80
+    episode = Episode(np.zeros((n + 1, 2), np.float32), np.full(n, 3), np.full(n, -0.5),
+                      np.arange(n) == n - 1, np.zeros(n, bool), seed=4)  # fmt: skip
+    write_episodes(tmp_path / "d.hdf5", [episode])
+    with h5py.File(tmp_path / "d.hdf5", "r") as file:
+        group = file["episode_0"]
+        for key in ("observations", "actions", "rewards", "truncations"):
+            assert group[key].id.get_storage_size() == 0, key  # no chunk written
+        assert group["terminations"].id.get_storage_size() > 0
+        np.testing.assert_array_equal(group["rewards"][()], np.full(n, -0.5))
+    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash([episode])
+
+
 def test_eight_byte_addresses_where_the_file_could_pass_4_gib(tmp_path, monkeypatch):
     monkeypatch.setattr(h5encode, "_bound", lambda episodes: 1 << 33)
     episodes = _varied(5)

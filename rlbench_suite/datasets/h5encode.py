@@ -13,9 +13,10 @@ as the HDF5 file format specification defines them, and the file is written in o
 - each array's datatype is h5py's own (``H5Tencode`` of the type h5py maps its dtype to,
   so a ``bool`` array is h5py's enum and reads back as ``bool``); an array of at least
   :data:`MIN_COMPRESS_BYTES` is one chunk (layout version 4, single-chunk index, HDF5 1.10)
-  through the shuffle and deflate filters when that is smaller than its bytes; else it is
-  kept raw in its header (compact layout), or contiguous when larger than
-  :data:`MAX_COMPACT_BYTES`.
+  through the shuffle and deflate filters when that is smaller than its bytes, or no chunk
+  at all when its values are all one value (rewards of 1, no truncation): that value is its
+  fill value, which HDF5 reads in place of a chunk never written; else it is kept raw in its
+  header (compact layout), or contiguous when larger than :data:`MAX_COMPACT_BYTES`.
 
 :func:`fits` says which episodes this encoder takes; the others (nested, text or large values,
 very many episodes) go through the library (:mod:`~rlbench_suite.datasets.storage`).
@@ -51,7 +52,7 @@ KINDS = "biuf"
 _DATASPACE, _LINK_INFO, _DATATYPE, _FILL, _LINK, _LAYOUT, _GROUP_INFO = 1, 2, 3, 5, 6, 8, 10
 _FILTERS, _ATTRIBUTE = 11, 12
 _SHUFFLE, _DEFLATE, _OPTIONAL = 2, 1, 1
-_ALLOC_EARLY, _ALLOC_LATE, _ALLOC_INCREMENTAL, _FILL_IF_SET = 1, 2, 3, 2
+_ALLOC_EARLY, _ALLOC_LATE, _ALLOC_INCREMENTAL, _FILL_IF_SET, _FILL_DEFINED = 1, 2, 3, 2, 32
 
 
 _MASK = 0xFFFFFFFF
@@ -203,15 +204,20 @@ class _Encoder:
         array = np.ascontiguousarray(array)
         space = struct.pack(f"<BBBB{array.ndim}{self.size}", 2, array.ndim, 0, 1, *array.shape)
         raw = array.tobytes()
+        size = array.dtype.itemsize
         packed = None
-        if len(array) >= MIN_COMPRESS_ROWS and len(raw) >= MIN_COMPRESS_BYTES:
-            size = array.dtype.itemsize
-            shuffled = (array.view(np.uint8).reshape(-1, size).T.tobytes() if size > 1
-                        else raw)  # fmt: skip
+        messages = [_message(_DATASPACE, space), _message(_DATATYPE, _datatype(array.dtype), 1)]
+        long = len(array) >= MIN_COMPRESS_ROWS and len(raw) >= MIN_COMPRESS_BYTES
+        if long and raw == raw[:size] * (len(raw) // size):  # one value: the fill value
+            fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2 | _FILL_DEFINED])
+            fill += struct.pack("<I", size) + raw[:size]
+            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, self._one_chunk(array, 0))]
+            return self.put(_object_header(messages))
+        if long:
+            shuffled = array.view(np.uint8).reshape(-1, size).T.tobytes() if size > 1 else raw
             packed = zlib.compress(shuffled, level)
             if len(packed) >= len(raw):
                 packed = None
-        messages = [_message(_DATASPACE, space), _message(_DATATYPE, _datatype(array.dtype), 1)]
         if packed is not None:
             messages += self._chunked(array, packed, level)
         elif len(raw) <= MAX_COMPACT_BYTES:
@@ -224,15 +230,19 @@ class _Encoder:
             messages += [_message(_FILL, fill, 1), _message(_LAYOUT, layout)]
         return self.put(_object_header(messages))
 
+    def _one_chunk(self, array: np.ndarray, flags: int, index: bytes = b"") -> bytes:
+        """A layout message (version 4) of ``array`` as one chunk (single-chunk index) with
+        ``flags`` and the ``index`` fields; no chunk (undefined address) without them."""
+        dims = (*array.shape, array.dtype.itemsize)
+        width = max(1, (max(dims).bit_length() + 7) // 8)
+        return (struct.pack("<BBBBB", 4, 2, flags, len(dims), width)
+                + b"".join(d.to_bytes(width, "little") for d in dims)
+                + b"\x01" + (index or self.undefined))  # fmt: skip
+
     def _chunked(self, array: np.ndarray, packed: bytes, level: int) -> list[bytes]:
         """Fill value, layout (one chunk, filtered) and filter pipeline messages of a
         compressed array whose chunk is ``packed``."""
-        address = self.put(packed)
-        dims = (*array.shape, array.dtype.itemsize)
-        width = max(1, (max(dims).bit_length() + 7) // 8)
-        index = struct.pack(f"<B{self.size}I{self.size}", 1, len(packed), 0, address)
-        layout = (struct.pack("<BBBBB", 4, 2, 2, len(dims), width)
-                  + b"".join(d.to_bytes(width, "little") for d in dims) + index)  # fmt: skip
+        index = struct.pack(f"<{self.size}I{self.size}", len(packed), 0, self.put(packed))
         filters = [(_DEFLATE, level)]
         if array.dtype.itemsize > 1:
             filters.insert(0, (_SHUFFLE, array.dtype.itemsize))
@@ -240,7 +250,7 @@ class _Encoder:
             struct.pack("<HHHI", ident, _OPTIONAL, 1, value) for ident, value in filters
         )  # fmt: skip
         fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2])
-        return [_message(_FILL, fill, 1), _message(_LAYOUT, layout),
+        return [_message(_FILL, fill, 1), _message(_LAYOUT, self._one_chunk(array, 2, index)),
                 _message(_FILTERS, pipeline, 1)]  # fmt: skip
 
 
