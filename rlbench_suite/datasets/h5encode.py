@@ -122,15 +122,17 @@ def _object_header(messages: Sequence[bytes]) -> bytes:
 
 
 @functools.cache
-def _int64_type() -> bytes:
-    return _datatype(np.dtype("<i8"))
+def _attribute_head(name: str) -> bytes:
+    """An int64 scalar attribute message (version 3) named ``name``, less its 8-byte value."""
+    encoded, kind, space = name.encode("ascii") + b"\x00", _datatype(np.dtype("<i8")), b"\x02\0\0\0"
+    head = struct.pack("<BBHHHB", 3, 0, len(encoded), len(kind), len(space), 0)
+    body = head + encoded + kind + space
+    return struct.pack("<BHB", _ATTRIBUTE, len(body) + 8, 0) + body
 
 
 def _attribute(name: str, value: int) -> bytes:
     """A scalar little-endian int64 attribute (message version 3)."""
-    encoded, kind, space = name.encode("ascii") + b"\x00", _int64_type(), b"\x02\x00\x00\x00"
-    head = struct.pack("<BBHHHB", 3, 0, len(encoded), len(kind), len(space), 0)
-    return _message(_ATTRIBUTE, head + encoded + kind + space + struct.pack("<q", value))
+    return _attribute_head(name) + _INT64.pack(value)
 
 
 @functools.cache
@@ -140,6 +142,28 @@ def _datatype(dtype: np.dtype) -> bytes:
     from h5py import h5t
 
     return h5t.py_create(dtype, logical=True).encode()[2:]
+
+
+@functools.cache
+def _datatype_message(dtype: np.dtype) -> bytes:
+    return _message(_DATATYPE, _datatype(dtype), 1)
+
+
+@functools.cache
+def _pipeline(itemsize: int, level: int) -> bytes:
+    """The filter pipeline message (version 2): shuffle (items wider than a byte), deflate."""
+    filters = [(_DEFLATE, level)]
+    if itemsize > 1:
+        filters.insert(0, (_SHUFFLE, itemsize))
+    return _message(_FILTERS, bytes([2, len(filters)]) + b"".join(
+        struct.pack("<HHHI", ident, _OPTIONAL, 1, value) for ident, value in filters
+    ), 1)  # fmt: skip
+
+
+_INT64 = struct.Struct("<q")
+_FILL_COMPACT = _message(_FILL, bytes([3, _ALLOC_EARLY | _FILL_IF_SET << 2]), 1)
+_FILL_CONTIGUOUS = _message(_FILL, bytes([3, _ALLOC_LATE | _FILL_IF_SET << 2]), 1)
+_FILL_CHUNKED = _message(_FILL, bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2]), 1)
 
 
 def fits(episodes: Sequence[Any]) -> bool:
@@ -167,7 +191,8 @@ class _Encoder:
     def __init__(self, width: int) -> None:
         self.width = width
         self.size = "I" if width == 4 else "Q"  # struct code of an address or a length
-        self.undefined = struct.pack(f"<{self.size}", (1 << 8 * width) - 1)
+        self.address = struct.Struct(f"<{self.size}")
+        self.undefined = self.address.pack((1 << 8 * width) - 1)
         self.pieces: list[bytes] = []
         self.end = 8 + 4 + 4 * width + 4  # after the superblock
 
@@ -184,11 +209,15 @@ class _Encoder:
         data = data[: len(head) + self.width] + self.undefined + data[len(head) + 2 * self.width :]
         return data + struct.pack("<I", checksum(data))
 
+    @functools.cache  # noqa: B019 (encoders are few and short-lived)
+    def _link_head(self, name: str) -> bytes:
+        encoded = name.encode("ascii")
+        return struct.pack("<BHBBBB", _LINK, 3 + len(encoded) + self.width, 0, 1, 0,
+                           len(encoded)) + encoded  # fmt: skip
+
     def link(self, name: str, address: int) -> bytes:
         """A hard link message (one-byte name length, ASCII)."""
-        encoded = name.encode("ascii")
-        return _message(_LINK, struct.pack(f"<BBB{len(encoded)}s{self.size}", 1, 0,
-                                           len(encoded), encoded, address))  # fmt: skip
+        return self._link_head(name) + self.address.pack(address)
 
     def group(self, links: list[bytes], attributes: list[bytes]) -> int:
         """A group's header: link info (compact links: no heap, no index), group info (its
@@ -202,32 +231,34 @@ class _Encoder:
     def dataset(self, array: np.ndarray, level: int) -> int:
         """Write ``array``'s data (when not compact) and header; the header's address."""
         array = np.ascontiguousarray(array)
-        space = struct.pack(f"<BBBB{array.ndim}{self.size}", 2, array.ndim, 0, 1, *array.shape)
+        ndim = array.ndim
+        space = struct.pack(f"<BHBBBBB{ndim}{self.size}", _DATASPACE, 4 + self.width * ndim, 0,
+                            2, ndim, 0, 1, *array.shape)  # fmt: skip
         raw = array.tobytes()
         size = array.dtype.itemsize
-        packed = None
-        messages = [_message(_DATASPACE, space), _message(_DATATYPE, _datatype(array.dtype), 1)]
+        head = space + _datatype_message(array.dtype)
         long = len(array) >= MIN_COMPRESS_ROWS and len(raw) >= MIN_COMPRESS_BYTES
         if long and raw == raw[:size] * (len(raw) // size):  # one value: the fill value
             fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2 | _FILL_DEFINED])
             fill += struct.pack("<I", size) + raw[:size]
-            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, self._one_chunk(array, 0))]
-            return self.put(_object_header(messages))
+            layout = _message(_LAYOUT, self._one_chunk(array, 0))
+            return self.put(_object_header([head, _message(_FILL, fill, 1), layout]))
+        packed = None
         if long:
             shuffled = array.view(np.uint8).reshape(-1, size).T.tobytes() if size > 1 else raw
             packed = zlib.compress(shuffled, level)
             if len(packed) >= len(raw):
                 packed = None
         if packed is not None:
-            messages += self._chunked(array, packed, level)
+            index = struct.pack(f"<{self.size}I{self.size}", len(packed), 0, self.put(packed))
+            layout = _message(_LAYOUT, self._one_chunk(array, 2, index))
+            messages = [head, _FILL_CHUNKED, layout, _pipeline(size, level)]
         elif len(raw) <= MAX_COMPACT_BYTES:
-            fill = bytes([3, _ALLOC_EARLY | _FILL_IF_SET << 2])
-            layout = b"\x03\x00" + struct.pack("<H", len(raw)) + raw
-            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, layout)]
+            layout = struct.pack("<BHBBBH", _LAYOUT, 4 + len(raw), 0, 3, 0, len(raw)) + raw
+            messages = [head, _FILL_COMPACT, layout]
         else:
-            fill = bytes([3, _ALLOC_LATE | _FILL_IF_SET << 2])
             layout = b"\x03\x01" + struct.pack(f"<2{self.size}", self.put(raw), len(raw))
-            messages += [_message(_FILL, fill, 1), _message(_LAYOUT, layout)]
+            messages = [head, _FILL_CONTIGUOUS, _message(_LAYOUT, layout)]
         return self.put(_object_header(messages))
 
     def _one_chunk(self, array: np.ndarray, flags: int, index: bytes = b"") -> bytes:
@@ -238,20 +269,6 @@ class _Encoder:
         return (struct.pack("<BBBBB", 4, 2, flags, len(dims), width)
                 + b"".join(d.to_bytes(width, "little") for d in dims)
                 + b"\x01" + (index or self.undefined))  # fmt: skip
-
-    def _chunked(self, array: np.ndarray, packed: bytes, level: int) -> list[bytes]:
-        """Fill value, layout (one chunk, filtered) and filter pipeline messages of a
-        compressed array whose chunk is ``packed``."""
-        index = struct.pack(f"<{self.size}I{self.size}", len(packed), 0, self.put(packed))
-        filters = [(_DEFLATE, level)]
-        if array.dtype.itemsize > 1:
-            filters.insert(0, (_SHUFFLE, array.dtype.itemsize))
-        pipeline = bytes([2, len(filters)]) + b"".join(
-            struct.pack("<HHHI", ident, _OPTIONAL, 1, value) for ident, value in filters
-        )  # fmt: skip
-        fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2])
-        return [_message(_FILL, fill, 1), _message(_LAYOUT, self._one_chunk(array, 2, index)),
-                _message(_FILTERS, pipeline, 1)]  # fmt: skip
 
 
 def _bound(episodes: Sequence[Any]) -> int:

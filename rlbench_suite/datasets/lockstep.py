@@ -59,6 +59,7 @@ class CartPoleDynamics:
                      "force_mag", "tau", "kinematics_integrator", "theta_threshold_radians",
                      "x_threshold", "_sutton_barto_reward"):  # fmt: skip
             setattr(self, name, getattr(core, name))
+        self.forces = np.array([-self.force_mag, self.force_mag])  # by action
 
     def state(self, core: Any) -> np.ndarray:
         return np.array(core.state, dtype=np.float64)
@@ -66,10 +67,10 @@ class CartPoleDynamics:
     def step(
         self, state: np.ndarray, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if ((actions != 0) & (actions != 1)).any():
+        if (actions.astype(np.uint64) > 1).any():  # a negative one wraps to a large one
             raise ValueError(f"CartPole actions must be 0 or 1, got {np.unique(actions)}")
         x, x_dot, theta, theta_dot = state.T
-        force = np.where(actions == 1, self.force_mag, -self.force_mag)
+        force = self.forces.take(actions)
         costheta = np.cos(theta)
         sintheta = np.sin(theta)
         temp = (force + self.polemass_length * np.square(theta_dot) * sintheta) / self.total_mass
@@ -77,20 +78,17 @@ class CartPoleDynamics:
             self.length * (4.0 / 3.0 - self.masspole * np.square(costheta) / self.total_mass)
         )
         xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
-        if self.kinematics_integrator == "euler":
-            x = x + self.tau * x_dot
-            x_dot = x_dot + self.tau * xacc
-            theta = theta + self.tau * theta_dot
-            theta_dot = theta_dot + self.tau * thetaacc
+        if self.kinematics_integrator == "euler":  # each column: value + tau * its derivative
+            state = state + self.tau * np.array((x_dot, xacc, theta_dot, thetaacc)).T
+            x, theta = state[:, 0], state[:, 2]
         else:  # semi-implicit euler
             x_dot = x_dot + self.tau * xacc
             x = x + self.tau * x_dot
             theta_dot = theta_dot + self.tau * thetaacc
             theta = theta + self.tau * theta_dot
-        state = np.stack((x, x_dot, theta, theta_dot), axis=1)
-        terminated = ((x < -self.x_threshold) | (x > self.x_threshold)
-                      | (theta < -self.theta_threshold_radians)
-                      | (theta > self.theta_threshold_radians))  # fmt: skip
+            state = np.stack((x, x_dot, theta, theta_dot), axis=1)
+        # |v| > t is (v < -t) | (v > t), NaN included
+        terminated = (np.abs(x) > self.x_threshold) | (np.abs(theta) > self.theta_threshold_radians)
         if self._sutton_barto_reward:
             rewards = np.where(terminated, -1.0, 0.0)
         else:
