@@ -11,12 +11,14 @@ as the HDF5 file format specification defines them, and the file is written in o
 - attributes ``id``, ``seed``, ``total_steps`` of each episode group and the root's storage
   version: scalar 64-bit little-endian integers (attribute messages version 3);
 - each array's datatype is h5py's own (``H5Tencode`` of the type h5py maps its dtype to,
-  so a ``bool`` array is h5py's enum and reads back as ``bool``); an array of at least
-  :data:`MIN_COMPRESS_BYTES` is one chunk (layout version 4, single-chunk index, HDF5 1.10)
-  through the shuffle and deflate filters when that is smaller than its bytes, or no chunk
-  at all when its values are all one value (rewards of 1, no truncation): that value is its
-  fill value, which HDF5 reads in place of a chunk never written; else it is kept raw in its
-  header (compact layout), or contiguous when larger than :data:`MAX_COMPACT_BYTES`.
+  so a ``bool`` array is h5py's enum and reads back as ``bool``). An array of at least
+  :data:`MIN_PACKED_BYTES` whose values are all one value (rewards of 1, no truncation) has
+  no chunk at all: that value is its fill value, which HDF5 reads in place of a chunk never
+  written (layout version 4, single-chunk index, HDF5 1.10). Else an array of at least
+  :data:`MIN_COMPRESS_BYTES` (:data:`MIN_PACKED_BYTES` of one-byte items: flags compress
+  about twentyfold) is one chunk through the shuffle and deflate filters when that is
+  smaller than its bytes; else it is kept raw in its header (compact layout), or contiguous
+  when larger than :data:`MAX_COMPACT_BYTES`.
 
 :func:`fits` says which episodes this encoder takes; the others (nested, text or large values,
 very many episodes) go through the library (:mod:`~rlbench_suite.datasets.storage`).
@@ -35,11 +37,11 @@ from typing import Any
 import numpy as np
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
-MIN_COMPRESS_BYTES = 64
-"""Arrays smaller than this are not compressed (deflate does not pay for its headers)."""
-MIN_COMPRESS_ROWS = 32
-"""Nor are arrays of fewer rows (short episodes: each deflate call costs more time than the
-few bytes it saves are worth)."""
+MIN_PACKED_BYTES = 64
+"""Arrays smaller than this are kept raw (a chunk's headers cost more than it saves)."""
+MIN_COMPRESS_BYTES = 512
+"""Arrays of wider items than a byte are compressed from this size on (below it, deflate
+saves a few bytes an episode at more time than playing a short episode takes)."""
 MAX_COMPACT_BYTES = 16 << 10
 """Raw arrays up to this size live in their dataset's header (compact layout)."""
 MAX_ARRAY_BYTES = 4 << 20
@@ -237,14 +239,13 @@ class _Encoder:
         raw = array.tobytes()
         size = array.dtype.itemsize
         head = space + _datatype_message(array.dtype)
-        long = len(array) >= MIN_COMPRESS_ROWS and len(raw) >= MIN_COMPRESS_BYTES
-        if long and raw == raw[:size] * (len(raw) // size):  # one value: the fill value
+        if len(raw) >= MIN_PACKED_BYTES and raw == raw[:size] * (len(raw) // size):
             fill = bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2 | _FILL_DEFINED])
             fill += struct.pack("<I", size) + raw[:size]
             layout = _message(_LAYOUT, self._one_chunk(array, 0))
             return self.put(_object_header([head, _message(_FILL, fill, 1), layout]))
         packed = None
-        if long:
+        if len(raw) >= (MIN_COMPRESS_BYTES if size > 1 else MIN_PACKED_BYTES):
             shuffled = array.view(np.uint8).reshape(-1, size).T.tobytes() if size > 1 else raw
             packed = zlib.compress(shuffled, level)
             if len(packed) >= len(raw):
