@@ -51,8 +51,25 @@ def _cached_episodes(card: DatasetCard, folder: Path) -> list | None:
     return episodes
 
 
+def _through_h5py(card: DatasetCard) -> bool:
+    """Whether ``card``'s episodes are written through h5py (joint data, text, dict or tuple
+    spaces), which a change of the direct encoder leaves as they were."""
+    import gymnasium as gym
+
+    from rlbench_suite.datasets.joint import is_joint
+
+    if is_joint(card.env_id):
+        return True
+    env = gym.make(card.env_id)
+    env.close()
+    plain = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+    return not all(isinstance(s, plain) for s in (env.observation_space, env.action_space))
+
+
 def rehash(card: DatasetCard, reuse: Path | None = None) -> str:
     """Write ``card``'s data again and record its files; what was done, in a few words."""
+    if _through_h5py(card):
+        return "written through h5py: left as it was"
     folder = dataset_folder(card)
     episodes = _cached_episodes(card, folder)
     if episodes is None and reuse is not None:
@@ -75,7 +92,7 @@ def rehash(card: DatasetCard, reuse: Path | None = None) -> str:
                                       "size": (folder / f.path).stat().st_size})
                  for f in card.files]  # fmt: skip
         out = BuildOutput(folder, card.episodes, card.steps, card.mean_return,  # type: ignore[arg-type]
-                          card.content_sha256, files, {})  # type: ignore[arg-type]
+                          card.content_sha256, files, {})  # type: ignore[arg-type]  # fmt: skip
         how = "re-encoded"
     (folder / VERIFIED_FILE).unlink(missing_ok=True)  # the card's hashes are the files' now
     if out.files == card.files:

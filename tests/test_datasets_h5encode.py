@@ -10,6 +10,7 @@ import pytest
 
 from rlbench_suite.datasets import h5encode
 from rlbench_suite.datasets.storage import (
+    EPISODE_KEYS,
     Episode,
     _write_with_h5py,
     content_hash,
@@ -65,7 +66,7 @@ def _layout(path: Path) -> dict[str, tuple]:
 
 def test_encoded_files_hold_what_the_library_writer_writes(tmp_path):
     episodes = _varied()
-    assert h5encode.fits(episodes)
+    assert h5encode.fits(episodes, EPISODE_KEYS)
     write_episodes(tmp_path / "encoded.hdf5", episodes)
     _write_with_h5py(tmp_path / "library.hdf5", episodes)
     assert _layout(tmp_path / "encoded.hdf5") == _layout(tmp_path / "library.hdf5")
@@ -90,7 +91,7 @@ def test_an_array_of_one_value_is_its_fill_value(tmp_path):
 
 
 def test_eight_byte_addresses_where_the_file_could_pass_4_gib(tmp_path, monkeypatch):
-    monkeypatch.setattr(h5encode, "_bound", lambda episodes: 1 << 33)
+    monkeypatch.setattr(h5encode, "_bound", lambda episodes, keys: 1 << 33)
     episodes = _varied(5)
     write_episodes(tmp_path / "d.hdf5", episodes)
     assert (tmp_path / "d.hdf5").read_bytes()[9:11] == b"\x08\x08"
@@ -121,9 +122,9 @@ def test_other_values_go_through_the_library(tmp_path, monkeypatch):
     swapped = Episode(np.zeros((2, 1), ">f4"), np.zeros(1), np.ones(1), np.ones(1, bool),
                       np.zeros(1, bool))  # fmt: skip
     for odd in (nested, text, swapped):
-        assert not h5encode.fits([*plain, odd])
+        assert not h5encode.fits([*plain, odd], EPISODE_KEYS)
     monkeypatch.setattr(h5encode, "MAX_EPISODES", 2)
-    assert not h5encode.fits(plain)
+    assert not h5encode.fits(plain, EPISODE_KEYS)
     write_episodes(tmp_path / "d.hdf5", plain)
     with h5py.File(tmp_path / "d.hdf5", "r") as file:  # the library's layout: chunked
         assert file["episode_1/observations"].chunks is not None
@@ -133,7 +134,7 @@ def test_other_values_go_through_the_library(tmp_path, monkeypatch):
 @pytest.mark.parametrize("level", [1, 9])
 def test_the_same_episodes_give_the_same_bytes(tmp_path, level):
     episodes = _varied()
-    first = b"".join(h5encode.encode_file(episodes, {"v": 2}, level))
-    assert first == b"".join(h5encode.encode_file(_varied(), {"v": 2}, level))
+    first = b"".join(h5encode.encode_file(episodes, EPISODE_KEYS, {"v": 2}, level))
+    assert first == b"".join(h5encode.encode_file(_varied(), EPISODE_KEYS, {"v": 2}, level))
     (tmp_path / "d.hdf5").write_bytes(first)
     assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash(episodes)

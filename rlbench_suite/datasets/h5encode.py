@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 import struct
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -87,10 +89,26 @@ def _lookup3_python(data: bytes, initval: int = 0) -> int:
 
 
 @functools.cache
+def hdf5_library() -> Any:
+    """The HDF5 library that h5py loaded (through ctypes, for the calls h5py does not wrap),
+    found in the process's mapped files (Linux); None elsewhere."""
+    import h5py  # noqa: F401 (loads the library)
+
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return None
+    for line in maps.splitlines():
+        path = line.split()[-1]
+        if re.search(r"/libhdf5(?!_hl)[^/]*\.so", path):
+            library = ctypes.CDLL(path)  # the loaded copy: the same library h5py calls
+            return library if hasattr(library, "H5Pset_dset_no_attrs_hint") else None
+    return None
+
+
+@functools.cache
 def _checksum_function() -> Any:
     """HDF5's own ``H5_checksum_lookup3`` from the library h5py loaded, else the Python one."""
-    from rlbench_suite.datasets.storage import hdf5_library
-
     library = hdf5_library()
     function = getattr(library, "H5_checksum_lookup3", None) if library is not None else None
     if function is None:
@@ -168,16 +186,14 @@ _FILL_CONTIGUOUS = _message(_FILL, bytes([3, _ALLOC_LATE | _FILL_IF_SET << 2]), 
 _FILL_CHUNKED = _message(_FILL, bytes([3, _ALLOC_INCREMENTAL | _FILL_IF_SET << 2]), 1)
 
 
-def fits(episodes: Sequence[Any]) -> bool:
+def fits(episodes: Sequence[Any], keys: Sequence[str]) -> bool:
     """Whether :func:`encode_file` takes ``episodes``: at most :data:`MAX_EPISODES`, each
     value a numpy array of a :data:`KINDS` dtype in native little-endian order, with rows,
-    of at most :data:`MAX_ARRAY_BYTES`."""
-    from rlbench_suite.datasets.storage import EPISODE_KEYS
-
+    of at most :data:`MAX_ARRAY_BYTES` (``keys``: the episode's values)."""
     if len(episodes) > MAX_EPISODES:
         return False
     for episode in episodes:
-        for key in EPISODE_KEYS:
+        for key in keys:
             value = getattr(episode, key)
             if (type(value) is not np.ndarray or value.dtype.kind not in KINDS
                     or value.dtype.byteorder == ">" or value.ndim == 0
@@ -272,27 +288,25 @@ class _Encoder:
                 + b"\x01" + (index or self.undefined))  # fmt: skip
 
 
-def _bound(episodes: Sequence[Any]) -> int:
+def _bound(episodes: Sequence[Any], keys: Sequence[str]) -> int:
     """More bytes than the file of ``episodes`` can take: the arrays' bytes, deflate's worst
     case and the headers' most."""
-    from rlbench_suite.datasets.storage import EPISODE_KEYS
-
-    arrays = sum(getattr(e, key).nbytes for e in episodes for key in EPISODE_KEYS)
+    arrays = sum(getattr(e, key).nbytes for e in episodes for key in keys)
     return 2 * arrays + 4096 * (len(episodes) + 1)
 
 
-def encode_file(episodes: Sequence[Any], root_attributes: dict[str, int],
+def encode_file(episodes: Sequence[Any], keys: Sequence[str], root_attributes: dict[str, int],
                 level: int) -> list[bytes]:  # fmt: skip
     """The bytes of an HDF5 file of ``episodes`` (which :func:`fits`) in Minari's layout, as
-    pieces to write one after another; the root group gets ``root_attributes``. Addresses
-    and lengths take 4 bytes where the file stays under 4 GiB, else 8."""
-    from rlbench_suite.datasets.storage import EPISODE_KEYS
-
-    encoder = _Encoder(4 if _bound(episodes) < 1 << 32 else 8)
+    pieces to write one after another: a group ``episode_<i>`` per episode holding its
+    ``keys`` (in that order) and its ``id``, ``seed`` and ``total_steps``; the root group gets
+    ``root_attributes``. Addresses and lengths take 4 bytes where the file stays under 4 GiB,
+    else 8."""
+    encoder = _Encoder(4 if _bound(episodes, keys) < 1 << 32 else 8)
     groups = []
     for index, episode in enumerate(episodes):
         links = [encoder.link(key, encoder.dataset(getattr(episode, key), level))
-                 for key in EPISODE_KEYS]  # fmt: skip
+                 for key in keys]  # fmt: skip
         attributes = [_attribute("id", index)]
         if episode.seed is not None:
             attributes.append(_attribute("seed", int(episode.seed)))
