@@ -293,6 +293,7 @@ class _Lockstep:
         self.first = np.zeros(slots, dtype=np.int64)  # the iteration its episode began at
         self.episode_of = np.full(slots, -1)
         self.active = np.zeros(slots, dtype=np.int64)  # 1 where a slot plays an episode
+        self.playing = 0  # slots that do
         self.block_of = np.zeros(slots, dtype=np.int64)
         self.all = np.arange(slots)
         self.iteration = self.upcoming = 0
@@ -306,6 +307,7 @@ class _Lockstep:
             self.states = np.zeros((len(self.steps), len(state)))
         self.states[slot], self.current[slot] = state, obs
         self.observations[self.iteration % self.rows, slot] = obs
+        self.playing += 1 - int(self.active[slot])
         self.steps[slot], self.first[slot], self.active[slot] = 0, self.iteration, 1
         block = int(self.block_of_episode[index])
         self.episode_of[slot], self.block_of[slot] = index, block
@@ -317,6 +319,7 @@ class _Lockstep:
 
     def idle(self, slot: int) -> None:
         """No episode is left for ``slot``: it idles at the zero state."""
+        self.playing -= 1
         self.episode_of[slot], self.active[slot], self.steps[slot] = -1, 0, 0
         self.states[slot] = 0  # type: ignore[index]
         self.current[slot] = 0
@@ -324,7 +327,7 @@ class _Lockstep:
     def choose(self) -> np.ndarray:
         """Every slot's action (an idle slot's is any); when most slots idle, the policies
         act for the others alone."""
-        if 2 * int(self.active.sum()) > len(self.all):
+        if 2 * self.playing > len(self.all):
             return self._choose(self.all, self.steps, self.current)
         live = np.flatnonzero(self.active)
         chosen = np.zeros((len(self.all), *self.space.shape), dtype=self.space.dtype)  # type: ignore[misc]
