@@ -27,7 +27,7 @@ pytest.importorskip("h5py")
 def published(tmp_path_factory):
     """A small built dataset: (card, the mirror folder holding it)."""
     root = tmp_path_factory.mktemp("source")
-    card = built_card(small_card(episodes=40, epsilon=0.3), root / "cache")
+    card = built_card(small_card(episodes=50, epsilon=0.3), root / "cache")
     mirror = root / "mirror"
     publish(card, str(mirror), root / "cache")
     return card, mirror

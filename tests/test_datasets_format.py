@@ -240,6 +240,7 @@ def test_minari_reads_our_files(tmp_path, monkeypatch):
         view = ours.episode(index)
         np.testing.assert_array_equal(episode.observations, view.observations)
         np.testing.assert_array_equal(episode.actions, view.actions)
+        np.testing.assert_array_equal(episode.rewards, view.rewards)
         np.testing.assert_array_equal(episode.terminations, view.terminations)
         np.testing.assert_array_equal(episode.truncations, view.truncations)
     meta = json.loads((dataset_folder(card, tmp_path) / METADATA_FILE).read_text())
@@ -255,13 +256,20 @@ def test_storage_is_compressed_versioned_and_a_newer_version_is_refused(tmp_path
     from rlbench_suite.datasets.storage import STORAGE_ATTR, STORAGE_VERSION
 
     path = tmp_path / "d.hdf5"
-    write_episodes(path, _episodes())
+    long = Episode(np.repeat(np.arange(201, dtype=np.float32)[:, None], 3, axis=1),
+                   np.zeros(200, np.int64), np.ones(200), np.arange(200) == 199,
+                   np.zeros(200, bool), seed=9)  # fmt: skip
+    write_episodes(path, [*_episodes(), long])
     with h5py.File(path, "r+") as file:
         assert file.attrs[STORAGE_ATTR] == STORAGE_VERSION
-        observations = file["episode_0/observations"]
+        observations = file["episode_3/observations"]
         assert observations.compression == "gzip" and observations.shuffle
         assert observations.chunks == observations.shape  # one chunk: the whole episode
-        assert file["episode_0/terminations"].dtype == bool
+        assert observations.id.get_storage_size() < observations.nbytes / 2
+        assert file["episode_3/terminations"].dtype == bool
+        short = file["episode_0/observations"]  # 6 rows: kept raw in its header
+        assert short.compression is None and short.chunks is None
+        assert short.id.get_create_plist().get_layout() == h5py.h5d.COMPACT
         file.attrs[STORAGE_ATTR] = STORAGE_VERSION + 1
     with pytest.raises(DatasetFileError, match=f"storage version {STORAGE_VERSION + 1}, newer"):
         list(read_episodes(path))

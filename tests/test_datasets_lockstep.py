@@ -44,7 +44,6 @@ def test_lockstep_episodes_equal_one_at_a_time(policy, epsilon):
 
 def test_more_episodes_than_slots_keep_their_order(monkeypatch):
     monkeypatch.setattr(lockstep, "SLOTS", 3)  # slots are refilled as episodes end
-    monkeypatch.setattr(lockstep, "AHEAD", 5)  # draws ahead are refilled mid-episode
     _assert_same(small_card(episodes=8, epsilon=0.5))
 
 

@@ -8,11 +8,13 @@ a Minari data path. Text spaces are stored as UTF-8 strings, Dict and Tuple spac
 as Minari does; joint multi-agent episodes hold a group per agent under ``observations``,
 ``actions`` and ``rewards``.
 
-Storage version 2 (:data:`STORAGE_VERSION`, the root attribute ``rlbench_storage``): the
-HDF5 1.10 file format (compact link storage in groups, single-chunk datasets without a B-tree),
-every array one chunk (one episode; at most :data:`MAX_CHUNK_BYTES`) through the shuffle and
-gzip filters that every HDF5 build ships, so Minari and plain h5py read it without plugins,
-and dataset headers without room for attributes (:func:`_no_attributes_hint`).
+Storage version 2 (:data:`STORAGE_VERSION`, the root attribute ``rlbench_storage``): HDF5
+1.10 features (compact link storage in groups, single-chunk datasets without a B-tree) and the
+shuffle and gzip filters that every HDF5 build ships, so Minari and plain h5py read it without
+plugins. Episodes of plain numeric arrays are encoded directly
+(:mod:`~rlbench_suite.datasets.h5encode`, which says how each array is stored); others go
+through h5py: every array one chunk (one episode; at most :data:`MAX_CHUNK_BYTES`), shuffled
+and gzipped, dataset headers without room for attributes (:func:`_no_attributes_hint`).
 Version 1 (no attribute) was contiguous and uncompressed in the oldest format; it reads the
 same. A file of a newer version is refused with a message naming both versions.
 
@@ -24,11 +26,9 @@ seeds, not the HDF5 container, so it holds where a different h5py writes other b
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from rlbench_suite.core.dataset_cards import DATA_FILE, METADATA_FILE
+from rlbench_suite.datasets import h5encode
 
 MINARI_FORMAT_VERSION = "0.5.0"
 """The ``minari_version`` written to the metadata: the HDF5 layout of Minari 0.5, read by
@@ -128,33 +129,13 @@ def content_hash(episodes: Iterable[Episode]) -> str:
     return digest.hexdigest()
 
 
-@functools.cache
-def _hdf5_library() -> Any:
-    """The HDF5 library that h5py loaded (through ctypes, for the one call h5py does not wrap),
-    found in the process's mapped files (Linux); None elsewhere."""
-    import ctypes
-
-    import h5py  # noqa: F401 (loads the library)
-
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return None
-    for line in maps.splitlines():
-        path = line.split()[-1]
-        if re.search(r"/libhdf5(?!_hl)[^/]*\.so", path):
-            library = ctypes.CDLL(path)  # the loaded copy: the same library h5py calls
-            return library if hasattr(library, "H5Pset_dset_no_attrs_hint") else None
-    return None
-
-
 def _no_attributes_hint(dcpl: Any) -> None:
     """Tell HDF5 the dataset gets no attributes, so its header is not padded to 256 bytes
     (about 500 bytes less per episode). Without the library (not Linux) the file is larger:
     its bytes then differ from the card's, its content hash does not."""
     import ctypes
 
-    library = _hdf5_library()
+    library = h5encode.hdf5_library()
     if library is not None and library.H5Pset_dset_no_attrs_hint(
         ctypes.c_int64(dcpl.id), ctypes.c_uint(1)
     ) < 0:  # fmt: skip
@@ -241,7 +222,19 @@ class _Writer:
 
 def write_episodes(path: Path, episodes: Iterable[Episode]) -> tuple[int, int]:
     """Write ``episodes`` to the HDF5 file ``path`` (Minari's layout, storage version
-    :data:`STORAGE_VERSION`); ``(episodes, steps)``."""
+    :data:`STORAGE_VERSION`); ``(episodes, steps)``. Episodes of plain numeric arrays are
+    encoded directly (:mod:`~rlbench_suite.datasets.h5encode`), others through h5py."""
+    episodes = list(episodes)
+    if h5encode.fits(episodes, EPISODE_KEYS):
+        root = {STORAGE_ATTR: STORAGE_VERSION}
+        pieces = h5encode.encode_file(episodes, EPISODE_KEYS, root, GZIP_LEVEL)
+        with open(path, "wb") as file:
+            file.writelines(pieces)
+        return len(episodes), sum(len(e) for e in episodes)
+    return _write_with_h5py(path, episodes)
+
+
+def _write_with_h5py(path: Path, episodes: list[Episode]) -> tuple[int, int]:
     import h5py
     from h5py import h5f, h5p
 

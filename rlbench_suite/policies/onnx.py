@@ -153,8 +153,8 @@ class OnnxPolicy:
                              "act_batch needs a stateless greedy policy (use act)")
         obs = np.asarray(observations, dtype=np.float32)
         (out,) = self.session.run([self.output], {"obs": obs})
-        if self.output == "logits":
-            return np.argmax(np.asarray(out, np.float64), axis=1).astype(np.int64)
+        if self.output == "logits":  # widening to float64 (as act does) keeps the order
+            return np.asarray(out).argmax(axis=1).astype(np.int64)
         if np.issubdtype(out.dtype, np.integer) and out.ndim == 1:
             return out.astype(np.int64)
         return out

@@ -1,0 +1,140 @@
+"""The direct HDF5 encoder: its checksum, files HDF5 reads (and edits) like the library's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from rlbench_suite.datasets import h5encode
+from rlbench_suite.datasets.storage import (
+    EPISODE_KEYS,
+    Episode,
+    _write_with_h5py,
+    content_hash,
+    read_episodes,
+    write_episodes,
+)
+
+
+def test_the_checksum_is_lookup3_as_hdf5_computes_it():
+    # Bob Jenkins' published values of hashlittle (lookup3.c, driver5)
+    assert h5encode._lookup3_python(b"") == 0xDEADBEEF
+    assert h5encode._lookup3_python(b"Four score and seven years ago") == 0x17770551
+    assert h5encode._lookup3_python(b"Four score and seven years ago", 1) == 0xCD628161
+    rng = np.random.default_rng(0)
+    for length in (*range(30), 100, 257):
+        data = rng.bytes(length)
+        assert h5encode.checksum(data) == h5encode._lookup3_python(data)
+
+
+def _varied(count: int = 12) -> list[Episode]:
+    """Episodes of several dtypes and shapes, short (kept raw) and long (compressed), one of
+    no steps and one without a seed."""
+    rng = np.random.default_rng(1)
+    out = []
+    for i in range(count):
+        n = (0, 3, 40, 300)[i % 4]
+        obs = rng.normal(size=(n + 1, 2, 3)) if i % 2 else rng.integers(0, 9, (n + 1, 5), np.uint8)
+        act = rng.normal(size=(n, 2)).astype(np.float32) if i % 3 else rng.integers(-3, 3, n, "i4")
+        out.append(Episode(
+            obs, act, rng.normal(size=n), np.arange(n) == n - 1, np.zeros(n, bool),
+            seed=None if i == 5 else 1000 + i,
+        ))  # fmt: skip
+    return out
+
+
+def _layout(path: Path) -> dict[str, tuple]:
+    """Every object's name, with its dtype and shape (datasets) and attributes."""
+    found: dict[str, tuple] = {}
+    with h5py.File(path, "r") as file:
+        found["/"] = tuple(sorted(file.attrs.items()))
+
+        def visit(name: str, node: object) -> None:
+            attrs = tuple(sorted(node.attrs.items()))  # type: ignore[attr-defined]
+            if isinstance(node, h5py.Dataset):
+                found[name] = (node.dtype, node.shape, attrs)
+                np.asarray(node[()])  # every value decodes
+            else:
+                found[name] = attrs
+
+        file.visititems(visit)
+    return found
+
+
+def test_encoded_files_hold_what_the_library_writer_writes(tmp_path):
+    episodes = _varied()
+    assert h5encode.fits(episodes, EPISODE_KEYS)
+    write_episodes(tmp_path / "encoded.hdf5", episodes)
+    _write_with_h5py(tmp_path / "library.hdf5", episodes)
+    assert _layout(tmp_path / "encoded.hdf5") == _layout(tmp_path / "library.hdf5")
+    back = list(read_episodes(tmp_path / "encoded.hdf5"))
+    assert content_hash(back) == content_hash(episodes)
+    assert [e.seed for e in back] == [e.seed for e in episodes]
+    assert (tmp_path / "encoded.hdf5").read_bytes()[9:11] == b"\x04\x04"  # 4-byte addresses
+
+
+def test_an_array_of_one_value_is_its_fill_value(tmp_path):
+    n = 80
+    episode = Episode(np.zeros((n + 1, 2), np.float32), np.full(n, 3), np.full(n, -0.5),
+                      np.arange(n) == n - 1, np.zeros(n, bool), seed=4)  # fmt: skip
+    write_episodes(tmp_path / "d.hdf5", [episode])
+    with h5py.File(tmp_path / "d.hdf5", "r") as file:
+        group = file["episode_0"]
+        for key in ("observations", "actions", "rewards", "truncations"):
+            assert group[key].id.get_storage_size() == 0, key  # no chunk written
+        assert group["terminations"].id.get_storage_size() > 0
+        np.testing.assert_array_equal(group["rewards"][()], np.full(n, -0.5))
+    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash([episode])
+
+
+def test_eight_byte_addresses_where_the_file_could_pass_4_gib(tmp_path, monkeypatch):
+    monkeypatch.setattr(h5encode, "_bound", lambda episodes, keys: 1 << 33)
+    episodes = _varied(5)
+    write_episodes(tmp_path / "d.hdf5", episodes)
+    assert (tmp_path / "d.hdf5").read_bytes()[9:11] == b"\x08\x08"
+    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash(episodes)
+
+
+def test_hdf5_edits_an_encoded_file(tmp_path):
+    path = tmp_path / "d.hdf5"
+    episodes = _varied()
+    write_episodes(path, episodes)
+    with h5py.File(path, "r+") as file:
+        file["episode_3"].attrs["note"] = "added by HDF5"
+        file["episode_3/observations"][0] = 7
+        file.create_dataset("extra", data=np.arange(10))
+        del file["episode_11"]
+    episodes[3].observations[0] = 7
+    with h5py.File(path, "r") as file:
+        assert file["episode_3"].attrs["note"] == "added by HDF5"
+        np.testing.assert_array_equal(file["extra"][()], np.arange(10))
+    assert content_hash(read_episodes(path)) == content_hash(episodes[:11])
+
+
+def test_other_values_go_through_the_library(tmp_path, monkeypatch):
+    plain = _varied(3)
+    nested = Episode({"a": np.zeros((2, 1))}, np.zeros(1), np.ones(1), np.ones(1, bool),
+                     np.zeros(1, bool), seed=1)  # fmt: skip
+    text = Episode(np.zeros((2, 1)), ["go"], np.ones(1), np.ones(1, bool), np.zeros(1, bool))
+    swapped = Episode(np.zeros((2, 1), ">f4"), np.zeros(1), np.ones(1), np.ones(1, bool),
+                      np.zeros(1, bool))  # fmt: skip
+    for odd in (nested, text, swapped):
+        assert not h5encode.fits([*plain, odd], EPISODE_KEYS)
+    monkeypatch.setattr(h5encode, "MAX_EPISODES", 2)
+    assert not h5encode.fits(plain, EPISODE_KEYS)
+    write_episodes(tmp_path / "d.hdf5", plain)
+    with h5py.File(tmp_path / "d.hdf5", "r") as file:  # the library's layout: chunked
+        assert file["episode_1/observations"].chunks is not None
+    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash(plain)
+
+
+@pytest.mark.parametrize("level", [1, 9])
+def test_the_same_episodes_give_the_same_bytes(tmp_path, level):
+    episodes = _varied()
+    first = b"".join(h5encode.encode_file(episodes, EPISODE_KEYS, {"v": 2}, level))
+    assert first == b"".join(h5encode.encode_file(_varied(), EPISODE_KEYS, {"v": 2}, level))
+    (tmp_path / "d.hdf5").write_bytes(first)
+    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash(episodes)
