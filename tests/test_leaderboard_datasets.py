@@ -54,6 +54,9 @@ def test_the_page_lists_every_card_with_sizes_hashes_and_links(site):
     assert "rlbench datasets build rlbench/Acrobot-expert-v0" in other
     assert 'class="download"' not in other
     assert html.escape(f"--remote {base}") in page
+    # the page says how many are here, and how its operator adds the others
+    assert f"1 of {len(dataset_cards())} datasets are on this server." in page
+    assert "its operator adds one with <code>rlbench datasets download ID --build</code>" in page
 
 
 def test_files_are_served_whole_and_by_byte_range(site):
