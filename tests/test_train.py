@@ -193,6 +193,8 @@ def test_every_committed_entry_is_valid_and_names_its_source(algo):
         ({"policy_kwargs": {"activation_fn": "swish"}},
          r"rlbench/CartPole-v1: key 'policy_kwargs': .*activation_fn 'swish'"),
         ({"source": None}, r"rlbench/CartPole-v1: key 'source'"),
+        ({"policy": "no_such_module:Policy"},
+         r"rlbench/CartPole-v1: key 'policy': 'no_such_module:Policy' cannot be imported"),
     ],
 )  # fmt: skip
 def test_yaml_errors_name_the_env_and_the_key(tmp_path, entry, expected):

@@ -8,7 +8,7 @@ The files have rl-baselines3-zoo's shape, so an entry reads at a glance::
         reference: rl-baselines3-zoo hyperparams/ppo.yml, CartPole-v1 (...)
       n_envs: 8                        # parallel environments (one process)
       n_timesteps: !!float 1e5         # the default budget (--budget overrides it)
-      policy: MlpPolicy
+      policy: MlpPolicy                # or a policy class as "package.module:Class"
       policy_kwargs: {net_arch: [64, 64], activation_fn: tanh}
       normalize: false                 # VecNormalize: true, or {norm_obs: .., norm_reward: ..}
       learning_rate: lin_0.001         # "lin_X": linear decay from X to 0, as in the zoo
@@ -225,7 +225,9 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
     if (entry.league is not None) != algo.league:
         wrong = "needed by league" if algo.league else "only for league"
         raise HyperparamsError(f"{where}: key 'league': {wrong}")
-    return Hyperparams(algo.name, env_id, entry, extra, file)
+    params = Hyperparams(algo.name, env_id, entry, extra, file)
+    sb3_policy(params)  # a policy class that cannot be imported is refused here
+    return params
 
 
 class LinearSchedule:
@@ -253,6 +255,24 @@ def _activation_name(name: Any) -> str | None:
     key = str(name).removeprefix("nn.").removeprefix("torch.nn.")
     lowered = {v.lower(): v for v in ACTIVATIONS.values()}
     return ACTIVATIONS.get(key.lower()) or lowered.get(key.lower())
+
+
+def sb3_policy(params: Hyperparams) -> Any:
+    """The entry's ``policy``: an SB3 name (``MlpPolicy``) as is, ``module:Class`` imported;
+    a class that cannot be imported is a :class:`HyperparamsError` naming the entry."""
+    name = params.entry.policy
+    if ":" not in name:
+        return name
+    import importlib
+
+    module, _, attr = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise HyperparamsError(
+            f"{params.path}: {params.env_id}: key 'policy': {name!r} cannot be imported ({exc}); "
+            "give an SB3 policy name (MlpPolicy) or 'package.module:Class'"
+        ) from None
 
 
 def sb3_kwargs(params: Hyperparams, action_space: Any) -> dict[str, Any]:

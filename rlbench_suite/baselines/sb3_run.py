@@ -21,7 +21,7 @@ from rlbench_suite import EnvCard
 from rlbench_suite.baselines import checkpoints, curves
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
 from rlbench_suite.baselines.checkpoints import write_json
-from rlbench_suite.baselines.hyperparams import load_hyperparams, sb3_kwargs
+from rlbench_suite.baselines.hyperparams import load_hyperparams, sb3_kwargs, sb3_policy
 from rlbench_suite.baselines.training_envs import (
     TrainError,
     card_for,
@@ -126,7 +126,7 @@ def new_sb3_model(card: EnvCard, algo: Algorithm, params: Any, seed: int, device
         )
     try:
         return algo.load_class()(
-            params.entry.policy, env, seed=seed, device=device, verbose=0,
+            sb3_policy(params), env, seed=seed, device=device, verbose=0,
             **sb3_kwargs(params, env.action_space),
         )  # fmt: skip
     except (TypeError, ValueError, AssertionError) as exc:

@@ -41,6 +41,7 @@ from rlbench_suite.baselines.hyperparams import (
     parse_entry,
     read_file,
     sb3_kwargs,
+    sb3_policy,
 )
 from rlbench_suite.baselines.training_envs import TrainError, card_for, make_training_env
 from rlbench_suite.core.seeds import TRAINING_SEEDS, TUNING_SEEDS
@@ -297,7 +298,7 @@ def run_trial(
     callback = Evaluate()
     try:
         model = algo.load_class()(
-            hyper.entry.policy,
+            sb3_policy(hyper),
             env,
             seed=TRIAL_TRAIN_SEED,
             device="cpu",

@@ -23,6 +23,8 @@ STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/AdmissibleActions-v1": "rlbench_suite.wrappers.text:AdmissibleActions",
     "rlbench/HashedBagOfWords-v0": "rlbench_suite.wrappers.text:HashedBagOfWords",
     "rlbench/DiffHistory-v0": "rlbench_suite.wrappers.text:DiffHistory",
+    "rlbench/WordleFeatures-v0": "rlbench_suite.envs.text.wordle.features:WordleFeatures",
+    "rlbench/WordleShaping-v0": "rlbench_suite.envs.text.wordle.features:WordleShaping",
     "rlbench/OfflineDataset-v0": "rlbench_suite.datasets.offline:OfflineEnv",
 }
 

@@ -48,6 +48,8 @@ RULES = (
     f"{ABSENT} = not in the word."
 )
 _WORD = re.compile(f"[a-z]{{{WORD_LENGTH}}}")
+BOARD_LINE = re.compile(r"^\d+\. ([a-z]{5}) -> ((?:[GY.] ){4}[GY.])$", re.MULTILINE)
+"""One guess line of the observation (``1. crane -> G Y . . G``): the word and its marks."""
 
 
 @functools.cache

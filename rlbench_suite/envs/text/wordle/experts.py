@@ -9,14 +9,12 @@ secret). Patterns for every (guess, secret) pair are computed once, vectorized w
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 import numpy as np
 
-from rlbench_suite.envs.text.wordle.env import GREEN, WORD_LENGTH, YELLOW, load_words
+from rlbench_suite.envs.text.wordle.env import BOARD_LINE, GREEN, WORD_LENGTH, YELLOW, load_words
 
-_LINE = re.compile(r"^\d+\. ([a-z]{5}) -> ((?:[GY.] ){4}[GY.])$", re.MULTILINE)
 _PATTERNS = 3**WORD_LENGTH
 
 
@@ -76,7 +74,7 @@ class WordleSolver:
         """Nothing to forget: every move is decided from the board in the observation."""
 
     def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
-        board = _LINE.findall(observation)
+        board = BOARD_LINE.findall(observation)
         if not board:
             return opening()
         codes = _codes()
