@@ -92,13 +92,35 @@ class Preview:
                 f"{self.policy}, seed {self.seed}")  # fmt: skip
 
 
+PER_DIMENSION = 12
+"""Boxes of at most this many dimensions with differing bounds list them one by one."""
+
+
+def _number(value: float) -> str:
+    return "inf" if value == np.inf else "-inf" if value == -np.inf else f"{float(value):.4g}"
+
+
+def _box_bounds(low: np.ndarray, high: np.ndarray) -> str:
+    """A Box's bounds: one pair where every dimension shares it, the pairs of a small Box
+    whose dimensions differ, else the range they span (said as such)."""
+    if np.all(low == low.flat[0]) and np.all(high == high.flat[0]):
+        return f"bounds=[{_number(low.flat[0])}, {_number(high.flat[0])}]"
+    if low.size <= PER_DIMENSION:
+        pairs = ", ".join(
+            f"[{_number(a)}, {_number(b)}]" for a, b in zip(low.flat, high.flat, strict=True)
+        )
+        return f"bounds per dimension: {pairs}"
+    return (f"bounds differ per dimension, within [{_number(np.min(low))}, "
+            f"{_number(np.max(high))}]")  # fmt: skip
+
+
 def describe_space(space: gym.Space) -> str:
     """A one-line description of a space (Box bounds and Text charsets summarized)."""
     from gymnasium import spaces
 
     if isinstance(space, spaces.Box):
-        low, high = np.min(space.low), np.max(space.high)
-        return f"Box(shape={space.shape}, dtype={space.dtype}, bounds=[{low}, {high}])"
+        bounds = _box_bounds(space.low, space.high)
+        return f"Box(shape={space.shape}, dtype={space.dtype}, {bounds})"
     if isinstance(space, spaces.Text):
         return (f"Text(min_length={space.min_length}, max_length={space.max_length}, "
                 f"{len(space.character_set)} characters)")  # fmt: skip

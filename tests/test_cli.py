@@ -39,7 +39,7 @@ def test_info_shows_card_spaces_and_a_step():
     assert proc.returncode == 0, proc.stderr
     for part in (
         "classic-control",
-        "Box(shape=(1,), dtype=float32, bounds=[-1.0, 1.0])",
+        "Box(shape=(1,), dtype=float32, bounds=[-1, 1])",
         "reference.random",
         "rlbench/RescaleActionToUnit-v0",
         "sample action",

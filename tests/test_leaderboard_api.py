@@ -370,3 +370,46 @@ def test_refusals_cut_long_echoed_values(app_client):
         assert answer.status_code == 422 and len(answer.content) < 20_000, path
         text = answer.text if path.startswith("/api/") else html.unescape(answer.text)
         assert f"unknown algorithm family '{'f' * 200}…' (50000 characters); accepted: " in text
+
+
+def test_hostile_numbers_repeated_runs_and_others_methods_are_refused(app_client, random_results):
+    """Found by a review: an infinite return was stored and broke CartPole's ranking (500);
+    NaN and a 10**30 budget gave 500 and left empty methods; 200 copies of one evaluation
+    (only wall_time_s changed) ranked as 200 runs; any token added runs to anyone's method."""
+    from rlbench_suite.leaderboard.tokens import create_token
+
+    client, factory, alice, _ = app_client
+    with factory.begin() as session:
+        bob = create_token(session, "bob")[1]
+    good = json.loads(random_results[0].read_text())
+    for change, message in (
+        ({"returns": [float("inf"), *good["returns"][1:]]}, "returns.0: Input should be a finite"),
+        ({"returns": ["NaN", *good["returns"][1:]]}, "returns.0: Input should be a finite"),
+        ({"training_budget_steps": 10**30}, "training_budget_steps: Input should be less than"),
+        ({"training_budget_steps": -5}, "training_budget_steps: Input should be greater than"),
+        ({"wall_time_s": -1.0}, "wall_time_s: Input should be greater than or equal to 0"),
+        ({"policy": {**good["policy"], "artifact_sha256": "../../etc/passwd"}},
+         "artifact_sha256 must be 64 lowercase hex digits"),
+    ):  # fmt: skip
+        body = json.dumps({**good, **change})  # json.dumps writes inf as Infinity
+        done = client.post("/api/results", params={"method": "evil"}, content=body,
+                           headers=bearer(alice))  # fmt: skip
+        assert done.status_code == 422 and message in done.json()["detail"], done.text
+    assert "evil" not in {m["name"] for m in client.get("/api/methods").json()}
+    assert client.get("/envs/rlbench/CartPole-v1").status_code == 200
+    first = client.post("/api/results", params={"method": "alice-rand"}, json=good,
+                        headers=bearer(alice))  # fmt: skip
+    assert first.status_code == 201, first.text
+    copy = {**good, "wall_time_s": good["wall_time_s"] + 1.0}
+    again = client.post("/api/results", params={"method": "alice-rand"}, json=copy,
+                        headers=bearer(alice))  # fmt: skip
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    other = json.loads(random_results[1].read_text())
+    for method, creator in (("alice-rand", "another token"), ("zoo-ppo", "an import")):
+        done = client.post("/api/results", params={"method": method}, json=other,
+                           headers=bearer(bob))  # fmt: skip
+        assert done.status_code == 422, done.text
+        assert f"method {method!r} was created by {creator}" in done.json()["detail"]
+    mine = client.post("/api/results", params={"method": "bob-rand"}, json=other,
+                       headers=bearer(bob))  # fmt: skip
+    assert mine.status_code == 201

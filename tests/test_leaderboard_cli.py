@@ -144,3 +144,18 @@ def test_eval_submit_is_refused_before_evaluating_without_server_or_token(tmp_pa
     message = " ".join(done.stderr.split())
     assert "ranks rlbench/CartPole-v1 only under its card's protocol" in message
     assert re.search(r"episodes: 5 vs the card's \d+;", message)
+
+
+def test_submit_checks_the_policy_file_before_sending_anything(tmp_path):
+    """Before, the Result was stored and then a raw [Errno 2] came; a policy file that was
+    not the result's own was accepted and counted as a second run."""
+    env = {"RLBENCH_DATA_DIR": str(tmp_path), "RLBENCH_LEADERBOARD_TOKEN": "a-token"}
+    result = REPO / "baselines/results/CartPole-v1/ppo/seed-0/result.json"
+    other = REPO / "baselines/policies/CartPole-v1/ppo/seed-1/policy.onnx"
+    server = ("--server", "http://127.0.0.1:9")  # nothing listens: nothing may be sent
+    done = run_cli("submit", str(result), *server, "--policy", str(tmp_path / "nope.onnx"),
+                   env=env)  # fmt: skip
+    assert done.returncode == 2 and "nope.onnx: no such file" in " ".join(done.stderr.split())
+    done = run_cli("submit", str(result), *server, "--policy", str(other), env=env)
+    message = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "is not the policy the result was evaluated with" in message

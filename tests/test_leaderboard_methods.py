@@ -77,6 +77,13 @@ def test_the_creator_edits_and_every_field_is_shown_escaped(site):
     now = method(client, "alice-ppo")
     assert now["code_url"] is None and now["authors"] is None
     assert now["description"] == HOSTILE["description"]
+    # the algorithm family is hers to set, from the accepted ones: the family filter finds it
+    answer = client.patch("/api/methods/alice-ppo", json={"family": "policy-gradient"},
+                          headers=auth(tokens["alice"]))  # fmt: skip
+    assert answer.status_code == 200 and method(client, "alice-ppo")["family"] == "policy-gradient"
+    env = json.loads(ZOO_RESULTS[0].read_text())["env_id"]
+    ranked = client.get(f"/api/envs/{env}/ranking", params={"family": "policy-gradient"}).json()
+    assert "alice-ppo" in {row["method"] for row in ranked["rows"]}
 
 
 REFUSED = [
@@ -90,7 +97,8 @@ REFUSED = [
     ({"authors": "a\nb"}, 422, "control characters are not accepted"),
     ({"authors": 5}, 422, "authors: Input should be a valid string"),
     ({"name": "renamed"}, 422, "a method's name is its key and cannot change"),
-    ({"family": "x"}, 422, "family: Extra inputs are not permitted"),
+    ({"family": "x"}, 422, "family: 'x' is not accepted; accepted: policy-gradient, "),
+    ({"colour": "x"}, 422, "colour: Extra inputs are not permitted"),
     ([1, 2], 422, "expected a JSON object; accepted: a JSON object with any of authors, "),
 ]
 
@@ -145,3 +153,11 @@ def test_the_operator_edits_any_method_from_the_command_line(site):
     bad = run_cli(*edit, "--paper-url", "javascript:alert(1)")
     assert bad.returncode == 2 and "an http:// or https:// URL with a host" in bad.stderr
     assert method(client, "zoo-ppo")["paper_url"] is None
+
+
+def test_the_zoo_families_are_accepted_families():
+    from rlbench_suite.leaderboard.importer import ZOO_FAMILIES
+    from rlbench_suite.leaderboard.methods import ALGORITHM_FAMILIES
+
+    assert set(ZOO_FAMILIES.values()) <= set(ALGORITHM_FAMILIES)
+

@@ -69,6 +69,11 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     assert levels.pop(altered) == "self-reported" and set(levels.values()) == {"verified"}
     differences = client.get(job["url"]).json()["disagreements"][str(altered)]
     assert differences[0].startswith("episode 0 (seed 1000000): (return, length, success)")
+    # the altered result's page says so, with the verified row beside it
+    page = client.get(f"/results/{altered}").text
+    assert "did <strong>not</strong> reproduce this result" in page
+    assert f'<a href="/results/{status["result"]}">#{status["result"]}</a>' in page
+    assert "Reproduced by the server" in client.get(f"/results/{status['result']}").text
     ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
     ppo = next(r for r in ranking["rows"] if r["method"] == "zoo-ppo")
     assert ppo["runs"] == 5 and ppo["verified_runs"] == 1  # one run per artifact, verified first
@@ -224,3 +229,48 @@ def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):
     assert refused.status_code == 422
     assert "unknown wrapper 'evil:Module'; accepted:" in refused.text
     assert "rlbench/AdmissibleActions-v1" in refused.text
+
+
+def test_a_policy_submitted_twice_under_two_methods_is_refused_before_it_is_verified(app_client):
+    """The review's race: the same new ONNX posted as race-m1 then race-m2 got two verified
+    rows, and race-m2's never showed in the ranking."""
+    client, _, alice, _ = app_client
+    content = make_onnx()
+    submit(client, alice, content, method="race-m1")
+    metadata = {"env_id": "rlbench/CartPole-v1", "method": "race-m2", "train_seeds": [0]}
+    second = client.post(
+        "/api/submissions",
+        headers={"Authorization": f"Bearer {alice}"},
+        files={"policy": ("policy.onnx", content)},
+        data={"metadata": json.dumps(metadata)},
+    )
+    assert second.status_code == 422
+    assert "already submitted on rlbench/CartPole-v1 under method 'race-m1'" in second.text
+
+
+def test_seeding_again_replaces_a_retrained_zoo_seed_and_its_verification(db_url, tmp_path):
+    """The review restarted serve after Wordle's zoo was retrained: the old three seeds
+    stayed beside the new ones (6 runs, IQM 46.5 [0.5, 96]). Seeding (replace=True) deletes
+    what a new file of the same method, env and policy name supersedes."""
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.startup import prepare_database
+    from tests.leaderboard_support import leaderboard_cards
+
+    cards, spec_hash = leaderboard_cards(("rlbench/CartPole-v1",))
+    factory = prepare_database(db_url, cards, spec_hash)
+    assert import_files(factory, [ZOO_RESULT], verify=True, replace=True).added
+    assert run_pending(factory)[0][1] == "done"  # the old artifact's verification row too
+    retrained = json.loads(ZOO_RESULT.read_text())
+    retrained["policy"]["artifact_sha256"] = "ab" * 32  # the same seed, trained again
+    retrained["returns"][0] -= 1.0
+    retrained["aggregates"]["return_mean"]["point"] = (
+        sum(retrained["returns"]) / len(retrained["returns"]))  # fmt: skip
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(retrained))
+    report = import_files(factory, [path], replace=True)
+    assert report.added == [str(path)] and report.superseded == 2
+    with factory() as session:
+        rows = session.scalars(select(Result)).all()
+        assert [r.artifact_sha256 for r in rows] == ["ab" * 32]
+        assert session.scalars(select(VerificationJob)).one().result_id is None
+    factory.kw["bind"].dispose()

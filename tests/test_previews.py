@@ -120,3 +120,21 @@ def test_a_preview_folder_makes_only_what_is_missing_or_stale(tmp_path):
     (tmp_path / "Chicken-v0.txt").unlink()
     assert stale_previews(tmp_path, selected)["rlbench/Chicken-v0"] == "no preview"
     assert [p.env_id for p in refresh_previews(tmp_path, selected)] == [c.id for c in selected]
+
+
+def test_a_box_is_described_with_its_true_bounds():
+    """The review saw CartPole's observation as bounds=[-inf, inf] (min of low, max of high)
+    and MountainCar's velocity as [-1.2, 0.6]; dimensions that differ are listed."""
+    import numpy as np
+    from gymnasium import spaces
+
+    from rlbench_suite.previews import describe_space
+
+    high = np.array([4.8, np.inf, 0.41887903, np.inf], dtype=np.float32)
+    cartpole = spaces.Box(-high, high)
+    assert describe_space(cartpole) == (
+        "Box(shape=(4,), dtype=float32, bounds per dimension: [-4.8, 4.8], [-inf, inf], "
+        "[-0.4189, 0.4189], [-inf, inf])")  # fmt: skip
+    assert describe_space(spaces.Box(-1.0, 1.0, (6,), np.float32)).endswith("bounds=[-1, 1])")
+    wide = spaces.Box(np.zeros(20), np.arange(1.0, 21.0))
+    assert describe_space(wide).endswith("bounds differ per dimension, within [0, 20])")

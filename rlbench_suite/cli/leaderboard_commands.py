@@ -177,10 +177,11 @@ def serve(
     factory, url = open_database(db)
     if seed:
         zoo = result_files([content_dir("baselines") / "results"])
-        report = import_files(factory, zoo, verify=verify_zoo)
+        report = import_files(factory, zoo, verify=verify_zoo, replace=True)
+        replaced = f", {report.superseded} superseded" if report.superseded else ""
         console.print(
             f"zoo results: {len(report.added)} new, {len(report.existing)} there, "
-            f"{len(report.refused)} refused{_queued(report.queued, verify_zoo)}"
+            f"{len(report.refused)} refused{replaced}{_queued(report.queued, verify_zoo)}"
         )
 
     port = sock.getsockname()[1]  # the one picked where --port was 0
@@ -292,6 +293,8 @@ def submit_files(server: str, token: str, result: Path, policy: Path | None,
 
     try:
         doc = load_result(result)
+        if policy is not None:
+            _check_policy_file(policy, doc.policy.get("artifact_sha256"))
         answer = submit_result(server, token, result, method)
         state = "stored" if answer["created"] else "already there"
         console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
@@ -305,6 +308,22 @@ def submit_files(server: str, token: str, result: Path, policy: Path | None,
             )
     except (ResultError, SubmitError, OSError) as exc:
         raise fail(exc) from None
+
+
+def _check_policy_file(policy: Path, artifact: str | None) -> None:
+    """Before sending anything: ``policy`` is a readable file, and the one the Result was
+    evaluated with where the Result names its artifact (else the pair would be two runs)."""
+    import hashlib
+
+    if not policy.is_file():
+        raise fail(f"--policy {policy}: no such file (the ONNX policy that produced the result)")
+    digest = hashlib.sha256(policy.read_bytes()).hexdigest()
+    if artifact and digest != artifact:
+        raise fail(
+            f"--policy {policy} is not the policy the result was evaluated with: its SHA-256 "
+            f"is {digest[:12]}..., the result's policy artifact is {artifact[:12]}...; pass "
+            "that policy's file, or submit the result without --policy"
+        )
 
 
 @app.command("submit")
@@ -380,6 +399,8 @@ def method_edit(
     paper_url: Annotated[str | None, typer.Option(help="http(s) link to the paper.")] = None,
     code_url: Annotated[str | None, typer.Option(help="http(s) link to the code.")] = None,
     description: Annotated[str | None, typer.Option(help="A description.")] = None,
+    family: Annotated[str | None, typer.Option(
+        help="Algorithm family (the rankings' filter), e.g. policy-gradient.")] = None,
     db: DbOption = None,
 ) -> None:
     """Edit any method's metadata on the server's database (the API lets only the token that
@@ -387,10 +408,11 @@ def method_edit(
     from rlbench_suite.leaderboard.methods import MethodEditError, edit_method, parse_edit
 
     given = {"authors": authors, "paper_url": paper_url, "code_url": code_url,
-             "description": description}  # fmt: skip
+             "description": description, "family": family}  # fmt: skip
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
-        raise fail("nothing to change: pass --authors, --paper-url, --code-url or --description")
+        raise fail("nothing to change: pass --authors, --paper-url, --code-url, --description "
+                   "or --family")  # fmt: skip
     factory, _ = open_database(db, sync=False)
     try:
         with factory.begin() as session:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -18,10 +19,17 @@ class ResultError(ValueError):
     """A result file is missing, not JSON, from another schema version, or malformed."""
 
 
+FINITE = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+"""Every number of a Result is finite: NaN or infinity would poison every statistic over it."""
+MAX_STEPS = 10**15
+"""More steps than any run takes (and within a 64-bit database integer)."""
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
 class IntervalEstimate(BaseModel):
     """A point estimate with a confidence interval and how the interval was computed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = FINITE
 
     point: float
     low: float
@@ -35,7 +43,7 @@ class IntervalEstimate(BaseModel):
 class EpisodeRecord(BaseModel):
     """One finished episode (a line of the ``.episodes.jsonl`` file of a run)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = FINITE
 
     index: int = Field(ge=0)
     seed: int
@@ -51,7 +59,7 @@ class Normalization(BaseModel):
     """Which references and scale a result's ``normalized_score`` is on, where that is not the
     environment card's own (an offline id: the dataset card's random and expert returns)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = FINITE
 
     references_from: str = Field(description="the card whose references normalize")
     metric: str
@@ -61,9 +69,10 @@ class Normalization(BaseModel):
 
 
 class Result(BaseModel):
-    """A scored, reproducible evaluation of one policy on one environment."""
+    """A scored, reproducible evaluation of one policy on one environment (every number
+    finite, counts within bounds)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = FINITE
 
     schema_version: Literal[1] = RESULT_SCHEMA_VERSION
     env_id: str
@@ -73,17 +82,17 @@ class Result(BaseModel):
     policy: dict[str, Any] = Field(description="the policy's identity (PolicyIdentity)")
     seeds: list[int]
     returns: list[float]
-    lengths: list[int]
+    lengths: list[Annotated[int, Field(ge=0, le=MAX_STEPS)]]
     successes: list[bool]
     aggregates: dict[str, IntervalEstimate]
     normalized_score: IntervalEstimate | None = None
     normalization: Normalization | None = Field(
         None, description="set when the references are not the env card's (offline ids)"
     )
-    training_budget_steps: int | None = None
-    wall_time_s: float
+    training_budget_steps: int | None = Field(None, ge=0, le=MAX_STEPS)
+    wall_time_s: float = Field(ge=0)
     backend: str
-    workers: int
+    workers: int = Field(ge=1, le=100_000)
     provenance: Provenance
     verification: Literal["self-reported", "verified"] = "self-reported"
 
@@ -103,6 +112,9 @@ class Result(BaseModel):
             )
         if self.seeds != self.protocol.seeds:
             raise ValueError("seeds differ from the protocol's seeds")
+        artifact = self.policy.get("artifact_sha256")
+        if artifact is not None and not (isinstance(artifact, str) and SHA256.match(artifact)):
+            raise ValueError("policy.artifact_sha256 must be 64 lowercase hex digits (a SHA-256)")
         limit = self.protocol.max_episode_steps
         if limit is not None and max(self.lengths) > limit:
             raise ValueError(f"an episode is longer than the protocol's {limit} steps")

@@ -18,7 +18,13 @@ from rlbench_suite.leaderboard.models import (
     Submission,
     VerificationJob,
 )
-from rlbench_suite.leaderboard.store import RefusedResult, check_artifact_owner, method_named
+from rlbench_suite.leaderboard.store import (
+    RefusedResult,
+    check_artifact_owner,
+    check_may_add,
+    check_method_name,
+    method_named,
+)
 
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
@@ -129,6 +135,7 @@ def submit_policy(
     check_onnx(content)
     digest = hashlib.sha256(content).hexdigest()
     check_artifact_owner(session, env.id, digest, metadata.method)
+    check_may_add(session, check_method_name(metadata.method), token_id, env.id, digest)
     if session.get(PolicyArtifact, digest) is None:
         session.add(
             PolicyArtifact(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.core.baseline_files import resolve_baseline
@@ -61,6 +61,7 @@ class ImportReport:
     existing: list[str] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
     queued: list[str] = field(default_factory=list)
+    superseded: int = 0
 
 
 def result_files(paths: Iterable[Path]) -> list[Path]:
@@ -128,14 +129,51 @@ def queue_verification(session: Session, row: Result, onnx: Path) -> bool:
     return True
 
 
+def supersede(session: Session, row: Result) -> int:
+    """Delete the results an imported ``row`` replaces (a zoo seed trained again): those its
+    method imported earlier on its env under its policy name, and the results of their
+    policy artifacts under that method (their verifications); how many were deleted."""
+    imported = (
+        select(Result)
+        .join(Submission, Result.submission_id == Submission.id)
+        .where(
+            Result.env_id == row.env_id,
+            Result.method_id == row.method_id,
+            Result.policy_name == row.policy_name,
+            Result.id != row.id,
+            Submission.kind == "import",
+        )
+    )
+    old = list(session.scalars(imported))
+    artifacts = {r.artifact_sha256 for r in old if r.artifact_sha256} - {row.artifact_sha256}
+    if artifacts:
+        seen = [row.id, *(r.id for r in old)]
+        old += session.scalars(
+            select(Result).where(
+                Result.env_id == row.env_id,
+                Result.method_id == row.method_id,
+                Result.artifact_sha256.in_(artifacts),
+                Result.id.not_in(seen),
+            )
+        )
+    for result in old:
+        job = update(VerificationJob).where(VerificationJob.result_id == result.id)
+        session.execute(job.values(result_id=None))
+        session.delete(result)
+    return len(old)
+
+
 def import_files(
     factory: sessionmaker[Session],
     files: Iterable[Path],
     method: str | None = None,
     verify: bool = False,
+    replace: bool = False,
 ) -> ImportReport:
     """Import each file in its own transaction; a refused file does not stop the others.
-    ``verify``: also queue the verification of each result's shipped ONNX policy."""
+    ``verify``: also queue the verification of each result's shipped ONNX policy;
+    ``replace``: a new result deletes those it supersedes (:func:`supersede`), as seeding
+    the zoo does, so a retrained seed is not ranked twice."""
     report = ImportReport()
     for path in files:
         name = str(path)
@@ -150,6 +188,8 @@ def import_files(
                     policy = data.get("policy") if isinstance(data.get("policy"), dict) else {}
                     method_named(session, default_method_name(policy), **_zoo_method_fields(policy))
                 stored = accept_result(session, data, method_name=method, kind="import")
+                if replace and stored.created:
+                    report.superseded += supersede(session, stored.result)
                 onnx = shipped_policy(stored.result.document["policy"]) if verify else None
                 unverified = onnx is not None and stored.result.verification != "verified"
                 if unverified and queue_verification(session, stored.result, onnx):

@@ -1,4 +1,4 @@
-"""Editing a method's metadata: authors, paper and code links, description.
+"""Editing a method's metadata: authors, paper and code links, description, algorithm family.
 
 A method's name is its key and never changes. Its metadata may be edited by the token that
 created it (the token of its first submission: ``PATCH /api/methods/<name>``), or on the
@@ -21,8 +21,19 @@ from sqlalchemy.orm import Session
 from rlbench_suite.core.result import validation_problems
 from rlbench_suite.leaderboard.models import Method, Submission
 
-EDITABLE = ("authors", "paper_url", "code_url", "description")
-LIMITS = {"authors": 500, "paper_url": 500, "code_url": 500, "description": 5000}
+EDITABLE = ("authors", "paper_url", "code_url", "description", "family")
+LIMITS = {"authors": 500, "paper_url": 500, "code_url": 500, "description": 5000, "family": 100}
+ALGORITHM_FAMILIES = (
+    "policy-gradient",
+    "off-policy actor-critic",
+    "value-based",
+    "offline",
+    "model-based",
+    "evolutionary",
+    "scripted",
+    "other",
+)
+"""The algorithm families a method may name (the rankings' family filter)."""
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -43,6 +54,7 @@ class MethodEdit(BaseModel):
     paper_url: str | None = None
     code_url: str | None = None
     description: str | None = None
+    family: str | None = None
 
     @field_validator(*EDITABLE)
     @classmethod
@@ -56,6 +68,9 @@ class MethodEdit(BaseModel):
         newlines = "" if info.field_name == "description" else "\n\t"
         if CONTROL.search(value) or any(c in value for c in newlines):
             raise ValueError("control characters are not accepted")
+        if info.field_name == "family" and value not in ALGORITHM_FAMILIES:
+            raise ValueError(f"{value[:40]!r} is not accepted; accepted: "
+                             f"{', '.join(ALGORITHM_FAMILIES)}")  # fmt: skip
         if info.field_name.endswith("_url"):
             parts = urlsplit(value)
             if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:

@@ -186,6 +186,7 @@ def result_page(request: Request, result_id: int) -> HTMLResponse:
             row=row,
             doc=row.document,
             summary=views.result_summary(row, row.method.name),
+            checks=views.verification_notes(session, row),
         )
 
 

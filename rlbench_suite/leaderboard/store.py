@@ -16,7 +16,13 @@ from rlbench_suite.core.protocol import canonical_hash
 from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.core.result import ResultError, result_from_data
 from rlbench_suite.core.scoring import primary_values
-from rlbench_suite.leaderboard.models import Environment, Method, Result, Submission
+from rlbench_suite.leaderboard.models import (
+    Environment,
+    Method,
+    Result,
+    Submission,
+    VerificationJob,
+)
 from rlbench_suite.leaderboard.queries import env_card
 from rlbench_suite.leaderboard.scores import score_columns
 
@@ -145,6 +151,84 @@ def check_artifact_owner(session: Session, env_id: str, artifact: str | None, me
             f"method {owner[0]!r}: a policy is ranked under one method; submit it as {owner[0]!r} "
             "(its self-reported results are then verified) or submit another policy"
         )
+    pending = session.scalar(  # submitted under another method, its verification not failed
+        select(Method.name)
+        .join(Submission, Submission.method_id == Method.id)
+        .join(VerificationJob, VerificationJob.submission_id == Submission.id)
+        .where(
+            Submission.env_id == env_id,
+            Submission.artifact_sha256 == artifact,
+            Method.name != method,
+            VerificationJob.state != "failed",
+        )
+        .limit(1)
+    )
+    if pending is not None:
+        raise RefusedResult(
+            f"policy artifact {artifact[:12]}... is already submitted on {env_id} under method "
+            f"{pending!r} (its verification is queued or done): a policy is ranked under one "
+            f"method; submit it as {pending!r} or submit another policy"
+        )
+
+
+def check_may_add(
+    session: Session, name: str, token_id: int | None, env_id: str, artifact: str | None
+) -> None:
+    """Refuse a token adding a run to a method another token (or an import) created; anyone
+    may submit an artifact the method already has on ``env_id`` (that verifies, adds no run).
+    ``token_id`` None is the server's operator (an import), who may add to any method."""
+    method = session.scalar(select(Method).where(Method.name == name))
+    if method is None or token_id is None:
+        return
+    first = session.execute(
+        select(Submission.kind, Submission.token_id)
+        .where(Submission.method_id == method.id)
+        .order_by(Submission.id)
+        .limit(1)
+    ).first()
+    if first is None or first.token_id == token_id:  # nobody's yet (a concurrent creation
+        return  # whose own result lost the race leaves its method without a submission)
+    if artifact:
+        known = select(Result.id).where(
+            Result.method_id == method.id,
+            Result.env_id == env_id,
+            Result.artifact_sha256 == artifact,
+        )
+        if session.scalar(known.limit(1)) is not None:
+            return
+    creator = "an import on the server" if first.kind == "import" else "another token"
+    raise RefusedResult(
+        f"method {name!r} was created by {creator}: only the token that created a method adds "
+        "runs to it; submit under a method name of your own (submitting a policy artifact the "
+        "method already has, to verify it, is open to anyone)"
+    )
+
+
+def same_run(session: Session, doc: ResultDoc, method: str) -> Result | None:
+    """A stored result of ``method`` that is ``doc``'s run again: the same env, protocol and
+    episodes (returns, lengths, successes), and the same policy name or no artifact (a copy
+    with another ``wall_time_s`` or provenance is not another run)."""
+    mean = float(sum(doc.returns) / len(doc.returns))
+    candidates = session.scalars(
+        select(Result)
+        .join(Method, Result.method_id == Method.id)
+        .where(
+            Method.name == method,
+            Result.env_id == doc.env_id,
+            Result.protocol_hash == doc.protocol_hash,
+            Result.episodes == len(doc.returns),
+            Result.return_mean == mean,
+        )
+    )
+    name, artifact = str(doc.policy.get("name", ""))[:300], doc.policy.get("artifact_sha256")
+    for row in candidates:
+        data = row.document
+        episodes = (data["returns"], data["lengths"], data["successes"])
+        if episodes != (doc.returns, doc.lengths, doc.successes):
+            continue
+        if not artifact or row.policy_name == name:
+            return row
+    return None
 
 
 def document_hash(doc: ResultDoc) -> str:
@@ -220,9 +304,13 @@ def accept_result(
     name = check_method_name(method_name or default_method_name(doc.policy))
     digest = document_hash(doc)
     existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
-    if existing is not None:  # the same result again: nothing new, no method created
+    if existing is None:
+        existing = same_run(session, doc, name)
+    if existing is not None:  # the same result or run again: nothing new, no method created
         return Stored(existing, False)
-    check_artifact_owner(session, doc.env_id, doc.policy.get("artifact_sha256"), name)
+    artifact = doc.policy.get("artifact_sha256")
+    check_artifact_owner(session, doc.env_id, artifact, name)
+    check_may_add(session, name, token_id, doc.env_id, artifact)
     method = method_named(session, name)
     submission = Submission(
         kind=kind,

@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session, defer
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.offline_cards import OFFLINE_FAMILY
 from rlbench_suite.leaderboard import ranking, ranking_cache
-from rlbench_suite.leaderboard.models import VERIFICATION_LEVELS, Environment, Method, Result, Suite
+from rlbench_suite.leaderboard.models import (
+    VERIFICATION_LEVELS,
+    Environment,
+    Method,
+    Result,
+    Submission,
+    Suite,
+)
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
 from rlbench_suite.leaderboard.scores import success_scale
 
@@ -243,6 +250,27 @@ def counts(session: Session) -> dict[str, int]:
         "results": count(Result),
         "verified": count(Result, Result.verification == "verified"),
     }
+
+
+def verification_notes(session: Session, row: Result) -> dict[str, Any]:
+    """What the server's re-evaluations of ``row``'s policy artifact found: the verified
+    results of that artifact on its env, and the episodes where one did not reproduce
+    ``row`` (the issue: both rows shown, with the difference)."""
+    if not row.artifact_sha256:
+        return {"verified": [], "differences": []}
+    same = (Result.env_id == row.env_id, Result.artifact_sha256 == row.artifact_sha256)
+    verified = session.scalars(
+        select(Result.id).where(*same, Result.verification == "verified", Result.id != row.id)
+    ).all()
+    differences: list[str] = []
+    submissions = select(Submission.metadata_).where(
+        Submission.env_id == row.env_id,
+        Submission.artifact_sha256 == row.artifact_sha256,
+        Submission.kind == "policy",
+    )
+    for metadata in session.scalars(submissions):
+        differences += (metadata or {}).get("disagreements", {}).get(str(row.id), [])
+    return {"verified": list(verified), "differences": differences}
 
 
 def result_summary(row: Result, method: str) -> dict[str, Any]:
