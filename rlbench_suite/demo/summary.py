@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from rlbench_suite.demo.board import ranked, ranked_method
 
+NAMESPACE = "rlbench"
+"""The namespace of the suite's ids, left out of the table's cells."""
+
 if TYPE_CHECKING:
     from rlbench_suite.demo.run import Evaluated
 
@@ -38,7 +41,9 @@ def summary_rows(factory: Any,
         if entry.why_not is not None:
             why = entry.why_not if len(entry.why_not) <= 200 else entry.why_not[:199] + "…"
             notes.append(f"not verified: {entry.card.id} ({entry.label}): {why}")
-        rows.append((entry.card.id, entry.label, score, over, verified))
+        # the rlbench/ namespace and the baseline: scheme left out: the table fits 80 columns
+        name = entry.card.id.removeprefix(f"{NAMESPACE}/")
+        rows.append((name, entry.label.removeprefix("baseline:"), score, over, verified))
     return rows, notes
 
 
