@@ -25,6 +25,7 @@ STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/DiffHistory-v0": "rlbench_suite.wrappers.text:DiffHistory",
     "rlbench/WordleFeatures-v0": "rlbench_suite.envs.text.wordle.features:WordleFeatures",
     "rlbench/WordleShaping-v0": "rlbench_suite.envs.text.wordle.features:WordleShaping",
+    "rlbench/MiniGridKeyDoorShaping-v0": "rlbench_suite.wrappers.shaping:MiniGridKeyDoorShaping",
     "rlbench/OfflineDataset-v0": "rlbench_suite.datasets.offline:OfflineEnv",
 }
 

@@ -3,7 +3,8 @@
 Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
 :class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for text games,
 :class:`AdmissibleActions` (and version 0, :class:`AdmissibleActionsV0`),
-:class:`HashedBagOfWords`, :class:`DiffHistory`; for native vector
+:class:`HashedBagOfWords`, :class:`DiffHistory`; for training on sparse grid worlds,
+:class:`MiniGridKeyDoorShaping` (potential-based shaping); for native vector
 environments,
 :class:`VectorEpisodeStatistics`. Multi-agent:
 :class:`MultiAgentToSingleAgent` (plays the other agents with given policies) and
@@ -20,6 +21,7 @@ from rlbench_suite.wrappers.base import (
 )
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
 from rlbench_suite.wrappers.observation import FlattenDictObservation
+from rlbench_suite.wrappers.shaping import MiniGridKeyDoorShaping
 from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
 from rlbench_suite.wrappers.text import (
     AdmissibleActions,
@@ -40,6 +42,7 @@ __all__ = [
     "EpisodeStatistics",
     "FlattenDictObservation",
     "HashedBagOfWords",
+    "MiniGridKeyDoorShaping",
     "MultiAgentToSingleAgent",
     "ParallelEnvToVectorEnv",
     "RescaleActionToUnit",
