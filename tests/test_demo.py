@@ -388,3 +388,17 @@ def test_prose_wraps_at_word_boundaries_at_80_columns_and_paths_stay_whole(monke
 def test_piped_prose_is_one_line_each(monkeypatch):
     lines, _ = _said(monkeypatch, None)
     assert lines == [NOTE, f"  made: {MADE}: {PATH}"]
+
+
+def test_a_result_without_a_normalized_score_is_said_in_its_cards_primary_metric():
+    """ConnectFour is ranked by win rate (the summary table's scale); step 2 printed the
+    first aggregate, return_mean, beside it."""
+    from rlbench_suite.demo.run import score_text
+
+    card = get_card("rlbench/ConnectFour-v3")
+    path = next(ROOT.glob("baselines/results/ConnectFour-v3/*/seed-*/result.json"))
+    result = load_result(path)
+    assert result.normalized_score is None and card.primary_metric == "win_rate"
+    assert score_text(card, result) == f"win_rate {interval(result.aggregates['success_rate'])}"
+    scored = result.model_copy(update={"normalized_score": result.aggregates["success_rate"]})
+    assert score_text(card, scored).startswith("normalized ")
