@@ -13,6 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 
+from api_pages import AUTODOC_EXCLUDED  # noqa: E402
+
 import rlbench_suite  # noqa: E402
 
 project = "rlbench-suite"
@@ -37,8 +39,8 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
-    "ignore-module-all": True,  # re-exports are documented where they are defined
-    "exclude-members": "model_config,model_fields,model_computed_fields,model_post_init",
+    "ignore-module-all": True,  # api_pages documents re-exports under their public paths
+    "exclude-members": AUTODOC_EXCLUDED,
 }
 autodoc_member_order = "bysource"
 autodoc_inherit_docstrings = False  # not the third-party bases' (Ray's, SB3's) docstrings

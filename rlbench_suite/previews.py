@@ -25,6 +25,7 @@ import numpy as np
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import as_card
 from rlbench_suite.core.seeds import policy_seed
+from rlbench_suite.preview_camera import quiet_mujoco_log, tracking_camera
 from rlbench_suite.refscores import reference_policy
 from rlbench_suite.wrappers.stats import STATS_KEY
 
@@ -51,6 +52,14 @@ class PreviewOptions:
     """Short episodes are followed by the next seeds' until this many steps are played."""
     max_steps: int = 360
     transcript_steps: int = 15
+
+
+MAX_EPISODES = 8
+"""A play follows at most this many episodes (seeds ``seed`` to ``seed + 7``)."""
+MIN_DISTINCT_FRAMES = 6
+"""A GIF whose play shows fewer differing frames is made from the next seeds' play (the
+one with the most, of :data:`SEED_TRIES`): a policy stuck on one seed moves on another."""
+SEED_TRIES = 4
 
 
 @dataclass
@@ -129,6 +138,7 @@ def describe_space(space: gym.Space) -> str:
 
 def render_modes(card: EnvCard) -> list[str]:
     """The render modes the card's environment declares (an env is built, not reset)."""
+    quiet_mujoco_log()
     env = gym.make(card.id)
     try:
         return list(env.metadata.get("render_modes") or [])
@@ -178,6 +188,7 @@ def write_preview(
 
 def _make(card: EnvCard, options: PreviewOptions, **kwargs: Any) -> tuple[gym.Env, Any, Preview]:
     """The env, the policy, and the preview's record so far (its policy, spaces, notes)."""
+    quiet_mujoco_log()
     env = gym.make(card.id, **kwargs)
     spec, notes = options.policy or default_policy(card), []
     try:
@@ -198,7 +209,7 @@ def _play(env: gym.Env, policy: Any, options: PreviewOptions, on_step: Any) -> i
     """Play seeded episodes (seed, seed + 1, ...) until ``min_steps`` are played or
     ``max_steps`` reached; ``on_step(t, env)`` after each reset and step. Steps played."""
     t, episode = 0, 0
-    while t < options.min_steps and episode < 8:
+    while t < options.min_steps and episode < MAX_EPISODES:
         seed = options.seed + episode
         obs, info = env.reset(seed=seed)
         policy.reset(policy_seed(seed))
@@ -227,30 +238,90 @@ def _write_image(card: EnvCard, path: Path, options: PreviewOptions) -> Preview:
 
     gif = path.suffix.lower() == ".gif"
     _headless_sdl()
-    env, policy, record = _make(card, options, render_mode="rgb_array")
+    camera = tracking_camera(card)
+    env, policy, record = _make(card, options, render_mode="rgb_array",
+                                **({"camera_name": camera} if camera else {}))  # fmt: skip
+    width = options.width or (200 if gif else 480)
     try:
-        # First pass without frames to count the steps, then the same play with frames at
-        # evenly spread steps (rendering is the slow part).
-        total = _play(env, policy, options, lambda t, e: None)
-        wanted = _frame_steps(total, options.frames if gif else 1)
-        frames: list[np.ndarray] = []
-        _play(env, policy, options, lambda t, e: frames.append(e.render()) if t in wanted else None)
+        best: _Shot | None = None
+        for attempt in range(SEED_TRIES if gif else 1):
+            seed = options.seed + attempt * MAX_EPISODES
+            shot = _shoot(env, policy, replace(options, seed=seed), width, gif)
+            if best is None or shot.distinct > best.distinct:
+                best = shot
+            if best.distinct >= MIN_DISTINCT_FRAMES:
+                break
         fps = float(env.metadata.get("render_fps") or 30)
     finally:
         env.close()
-    if not frames:
-        raise ValueError(f"{card.id} rendered no frame")
-    width = options.width or (200 if gif else 480)
-    images = [_scaled(Image.fromarray(np.asarray(f, dtype=np.uint8)), width) for f in frames]
+    images = best.images
     if gif:
-        step_ms = 1000 * (total / max(len(images) - 1, 1)) / fps
+        step_ms = 1000 * (best.steps / max(len(images) - 1, 1)) / fps
         _save_gif(images, path, options.colors, step_ms)
     else:
         images[0].save(path, optimize=True)
     with Image.open(path) as written:  # a GIF merges identical successive frames
         count = getattr(written, "n_frames", 1)
-    return replace(record, path=path, kind="gif" if gif else "png", steps=total,
-                   frames=count, size=images[0].size)  # fmt: skip
+    notes = record.notes + ([f"rendered by the model's tracking camera {camera!r}"] if camera
+                            else [])  # fmt: skip
+    return replace(record, path=path, kind="gif" if gif else "png", seed=best.seed,
+                   steps=best.steps, frames=count, size=images[0].size, notes=notes)  # fmt: skip
+
+
+@dataclass
+class _Shot:
+    """The frames of one seeded play, scaled: the steps they span, how many differ."""
+
+    seed: int
+    steps: int
+    images: list[Any]
+
+    @property
+    def distinct(self) -> int:
+        return len({image.tobytes() for image in self.images})
+
+
+def _shoot(env: gym.Env, policy: Any, options: PreviewOptions, width: int, gif: bool) -> _Shot:
+    """Frames of the play from ``options.seed`` spread over its steps; where the picture stops
+    showing anything new early (drones settled in their hover, a stuck agent, a stand-off),
+    spread again over the steps up to that point, while that gives more frames (rendering
+    is the slow part, so a first play without frames counts the steps)."""
+    from PIL import Image
+
+    end = _play(env, policy, options, lambda t, e: None)
+    wanted = _frame_steps(end, options.frames if gif else 1)
+    while True:
+        shots: list[tuple[int, np.ndarray]] = []
+
+        def shoot(t: int, e: gym.Env, wanted: set[int] = wanted,
+                  shots: list = shots) -> None:  # fmt: skip
+            if t in wanted:
+                shots.append((t, e.render()))
+
+        _play(env, policy, options, shoot)
+        if not shots:
+            raise ValueError(f"{env.spec.id if env.spec else env} rendered no frame")
+        images = [_scaled(Image.fromarray(np.asarray(f, dtype=np.uint8)), width) for _, f in shots]
+        shot = _Shot(options.seed, end, images)
+        settled = shots[_settled_from([image.tobytes() for image in images])][0]
+        if not gif or shot.distinct >= MIN_DISTINCT_FRAMES or settled >= end or settled < 1:
+            return shot
+        closer = _frame_steps(settled, options.frames)
+        if len(closer) <= len({t for t in wanted if t <= settled}):
+            return shot
+        end, wanted = settled, closer
+
+
+def _settled_from(frames: list[bytes]) -> int:
+    """The index of the first frame after which every frame repeats an earlier one (the last
+    index when the last frame is new)."""
+    seen: set[bytes] = set()
+    last_new = 0
+    for i, frame in enumerate(frames):
+        if frame not in seen:
+            seen.add(frame)
+            last_new = i
+    return min(last_new + 1, len(frames) - 1)
 
 
 def _frame_steps(total: int, frames: int) -> set[int]:
@@ -265,8 +336,8 @@ def _frame_steps(total: int, frames: int) -> set[int]:
 def _scaled(image: Any, width: int) -> Any:
     from PIL import Image
 
-    if image.width * 2 <= width:  # small pixel art: whole-number enlargement, sharp edges
-        factor = width // image.width
+    factor = round(width / image.width)
+    if factor >= 2:  # small pixel art: whole-number enlargement (the nearest), sharp edges
         size = (image.width * factor, image.height * factor)
         return image.convert("RGB").resize(size, Image.Resampling.NEAREST)
     if image.width <= width:
@@ -301,11 +372,13 @@ def _write_transcript(card: EnvCard, path: Path, options: PreviewOptions) -> Pre
         policy.reset(policy_seed(options.seed))
         lines += [f"--- reset(seed={options.seed})", *_show(obs, info)]
         total = 0.0
+        names = action_names(env)
         for steps in range(1, options.transcript_steps + 1):
             action = policy.act(obs, info)
             obs, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
-            lines += [f"--- step {steps}: action {_text(action)} -> reward {_number(reward)}",
+            named = _text(action) + (f" ({names[int(action)]})" if names else "")
+            lines += [f"--- step {steps}: action {named} -> reward {_number(reward)}",
                       *_show(obs, info)]  # fmt: skip
             if terminated or truncated:
                 stats = info.get(STATS_KEY) or {}
@@ -323,6 +396,19 @@ def _write_transcript(card: EnvCard, path: Path, options: PreviewOptions) -> Pre
         text = f"# {card.id}: a transcript\n\n{fence}text\n{text}{fence}\n"
     path.write_text(text, encoding="utf-8")
     return replace(record, path=path, kind="transcript", steps=steps)
+
+
+def action_names(env: gym.Env) -> list[str] | None:
+    """The names of a Discrete action space's actions where the env (or, behind a multi-agent
+    card's view, its game) declares them as ``action_names``, and they say more than the
+    numbers; else None."""
+    inner = env.unwrapped
+    game = getattr(inner, "env", None)
+    for candidate in (inner, getattr(game, "unwrapped", game)):
+        names = [str(n) for n in getattr(candidate, "action_names", None) or []]
+        if names and len(names) == getattr(env.action_space, "n", None):
+            return None if names == [str(i) for i in range(len(names))] else names
+    return None
 
 
 def _longest_backtick_run(text: str) -> int:
@@ -377,11 +463,14 @@ MANIFEST = "manifest.json"
 
 def preview_key(card: EnvCard) -> dict[str, Any]:
     """What a folder's preview of ``card`` depends on: the registered spec, the policy asked
-    for (the card's expert or random) and this module's version."""
+    for (the card's expert or random), this module's version, and the camera where a model
+    camera is used."""
     from rlbench_suite.registry import spec_hash
 
-    return {"spec_hash": spec_hash(card), "policy_asked": default_policy(card),
-            "version": PREVIEW_VERSION}  # fmt: skip
+    key = {"spec_hash": spec_hash(card), "policy_asked": default_policy(card),
+           "version": PREVIEW_VERSION}  # fmt: skip
+    camera = tracking_camera(card)
+    return key | ({"camera": camera} if camera else {})
 
 
 def load_manifest(folder: str | Path) -> dict[str, dict[str, Any]]:

@@ -340,3 +340,65 @@ def test_main_sh_sets_up_only_the_demo_extra_and_the_tests_set_up_everything():
     assert done.returncode == 2
     assert done.stderr == ("error: unknown set-up 'everything'; accepted: tests (the default) "
                            "or demo\n")  # fmt: skip
+
+
+NOTE = ("rlbench/QuadHover-v0: its row is only the policy trained just now (method "
+        "'demo-trained fast_ppo (policy 1a2b3c4d)'); the shipped baseline (method "
+        "'zoo-fast_ppo') stands apart at 98.7 [97.1, 99.6] over 5 runs")  # fmt: skip
+PATH = (
+    "/home/someone/.local/share/rlbench/demo/downloads/rlbench/CartPole-random-v0/data/"
+    "main_data.hdf5"
+)
+MADE = "rlbench/CartPole-random-v0 in a fresh cache, verified"
+
+
+def _said(monkeypatch, columns: str | None) -> tuple[list[str], int]:
+    """What the Reporter prints of a long note and a made: line with a long path, on a console
+    made as the CLI makes it (piped; COLUMNS as given)."""
+    import io
+
+    from rlbench_suite.cli.common import make_console
+    from rlbench_suite.demo.report import Reporter
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    console = make_console()
+    console.file = io.StringIO()
+    out = Reporter(console, 6)
+    out.say(NOTE)
+    out.made_here(MADE, PATH)
+    return console.file.getvalue().splitlines(), console.width
+
+
+def test_prose_wraps_at_word_boundaries_at_80_columns_and_paths_stay_whole(monkeypatch):
+    lines, width = _said(monkeypatch, "80")
+    assert width == 80 and len(lines) > 2
+    for line in lines:  # within the width, but for a line that is one unbreakable path
+        assert len(line) <= 80 or line.strip() == PATH, line
+    words = " ".join(lines).split()
+    assert words == [*NOTE.split(), "made:", *f"{MADE}:".split(), PATH]
+    note_lines = lines[: next(i for i, line in enumerate(lines) if "made:" in line)]
+    assert len(note_lines) >= 2 and all(line.startswith("  ") for line in note_lines[1:])
+    made = lines[len(note_lines) :]
+    assert made[0].startswith("  made: ") and all(line.startswith("    ") for line in made[1:])
+
+
+def test_piped_prose_is_one_line_each(monkeypatch):
+    lines, _ = _said(monkeypatch, None)
+    assert lines == [NOTE, f"  made: {MADE}: {PATH}"]
+
+
+def test_a_result_without_a_normalized_score_is_said_in_its_cards_primary_metric():
+    """ConnectFour is ranked by win rate (the summary table's scale); step 2 printed the
+    first aggregate, return_mean, beside it."""
+    from rlbench_suite.demo.run import score_text
+
+    card = get_card("rlbench/ConnectFour-v3")
+    path = next(ROOT.glob("baselines/results/ConnectFour-v3/*/seed-*/result.json"))
+    result = load_result(path)
+    assert result.normalized_score is None and card.primary_metric == "win_rate"
+    assert score_text(card, result) == f"win_rate {interval(result.aggregates['success_rate'])}"
+    scored = result.model_copy(update={"normalized_score": result.aggregates["success_rate"]})
+    assert score_text(card, scored).startswith("normalized ")

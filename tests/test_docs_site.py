@@ -39,6 +39,33 @@ def test_the_committed_previews_are_current_and_small():
         assert (PREVIEWS / entry["file"]).stat().st_size == entry["bytes"], env_id
 
 
+def test_every_committed_gif_shows_something_happen():
+    """Each GIF has at least MIN_DISTINCT_FRAMES differing frames (the review found GoToDoor
+    with 2, QuadSwarm with 3), is at least 128 pixels wide (Kitchen's was 112) and its
+    manifest entry counts its frames; Gymnasium's locomotion models are filmed by their
+    tracking camera (the ant and the cheetah left the fixed one's picture)."""
+    from PIL import Image, ImageSequence
+
+    from rlbench_suite.previews import MIN_DISTINCT_FRAMES, preview_key
+
+    manifest = load_manifest(PREVIEWS)
+    gifs = {env_id: e for env_id, e in manifest.items() if e["kind"] == "gif"}
+    assert len(gifs) >= 40
+    for env_id, entry in gifs.items():
+        with Image.open(PREVIEWS / entry["file"]) as gif:
+            frames = [f.convert("RGB").tobytes() for f in ImageSequence.Iterator(gif)]
+            assert gif.width >= 128, (env_id, gif.size)
+        assert len(frames) == entry["frames"], env_id
+        assert len(set(frames)) >= MIN_DISTINCT_FRAMES, (env_id, len(set(frames)))
+    for name in ("Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Humanoid-v5",
+                 "Swimmer-v5"):  # fmt: skip
+        entry = manifest[f"rlbench/{name}"]
+        assert entry["camera"] == "track" == preview_key(get_card(f"rlbench/{name}"))["camera"]
+        assert "rendered by the model's tracking camera 'track'" in entry["notes"]
+    for fixed in ("rlbench/Reacher-v5", "rlbench/InvertedPendulum-v5", "rlbench/ArmReach-v0"):
+        assert "camera" not in manifest[fixed] and "camera" not in preview_key(get_card(fixed))
+
+
 @pytest.mark.parametrize("env_id", ["rlbench/CartPole-v1", "rlbench/Kitchen-v0",
                                     "rlbench/Duel-v0", "rlbench/TextMaze-v0",
                                     "rlbench/PrisonersDilemma-v0"])  # fmt: skip
@@ -64,6 +91,60 @@ def test_an_env_page_says_what_its_card_says():
     ma = get_card("rlbench/ConnectFour-v3")
     page = env_page_text.env_page(ma, None, everything, env_pages.card_file(ma))
     assert 'rlbench_suite.make_multiagent("rlbench/ConnectFour-v3", api="aec")' in page
+    assert "# agent 'player_0' against the card's opponents" in page
+    coop = get_card("rlbench/CoopNav-v0")
+    page = env_page_text.env_page(coop, None, everything, env_pages.card_file(coop))
+    assert "# agent 'agent_0' beside the card's scripted partners" in page
+    assert "opponent" not in page.split("## Usage")[1].split("## Version")[0]
+    assert "wall time per run" in page or "No trained baseline yet." in page
+
+
+def test_an_env_page_gives_the_wall_time_per_run_as_the_zoos_table_does():
+    """The page said the wall time summed over seeds; docs/baselines.md says it per run."""
+    from rlbench_suite.baselines.curve_report import run_duration
+
+    card = get_card("rlbench/ConnectFour-v3")
+    page = env_page_text.env_page(card, None, {card.id: card}, env_pages.card_file(card))
+    trained = card.trained[0]
+    per_run = run_duration(trained.wall_time_s / len(trained.seeds))
+    row = next(line for line in page.splitlines() if line.startswith(f"| `{trained.name}`"))
+    assert f"| {per_run} |" in row and "wall time per run" in page
+    table = (DOCS / "baselines.md").read_text()
+    zoo_row = next(line for line in table.splitlines()
+                   if line.startswith(f"| {card.id} | {trained.algo} |"))  # fmt: skip
+    assert zoo_row.rstrip().endswith(f"| {per_run} |"), (zoo_row, per_run)
+
+
+def test_reward_and_episode_end_sentences_are_about_the_reward_or_the_end():
+    """KukaReach's "end effector" sentences were taken for episode ends, and text games'
+    measured figures for their reward."""
+    kuka = env_page_text.reward_and_end(get_card("rlbench/KukaReach-v0").description)
+    assert len(kuka) == 1 and kuka[0].startswith("Reward: minus the end-effector-to-target")
+    maze = env_page_text.reward_and_end(get_card("rlbench/TextMaze-v0").description)
+    assert any(s.startswith("Rewards: +1") for s in maze)
+    assert not any("Figures over seeds" in s for s in maze)
+    pendulum = env_page_text.reward_and_end(get_card("rlbench/Pendulum-v1").description)
+    assert pendulum == ["Reward is minus the angle, velocity and torque costs; episodes are cut "
+                        "at 200 steps."]  # fmt: skip
+    ant = env_page_text.reward_and_end(get_card("rlbench/Ant-v5").description)
+    assert len(ant) == 2 and ant[1].startswith("The episode ends when the torso")
+
+
+def test_the_api_reference_puts_re_exports_under_their_public_paths():
+    import api_pages
+
+    public = api_pages.public_paths()
+    assert public["rlbench_suite.registry.make_multiagent"] == "rlbench_suite.make_multiagent"
+    assert public["rlbench_suite.datasets.offline.load"] == "rlbench_suite.datasets.load"
+    policies = "rlbench_suite.policies"
+    assert public[f"{policies}.specs.make_policy"] == f"{policies}.make_policy"
+    assert "rlbench_suite.core.result.Result" not in public  # evaluation's re-export: core's
+    pages = api_pages.pages()
+    assert ".. autofunction:: rlbench_suite.make_multiagent" in pages["toplevel"]
+    assert ".. autofunction:: rlbench_suite.datasets.load" in pages["datasets"]
+    offline = pages["datasets"].split("## `rlbench_suite.datasets.offline`")[1].split("## ")[0]
+    assert ":exclude-members:" in offline and ",load," in offline + ","
+    assert "{py:obj}`rlbench_suite.datasets.load`" in offline
 
 
 def test_markdown_text_is_escaped():
@@ -108,4 +189,11 @@ def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
     assert "rlbench_suite.datasets.remotes.download" in datasets and "DatasetServer" in datasets
     leaderboard = (out / "api" / "leaderboard.html").read_text()
     assert "rlbench_suite.leaderboard.store.accept_result" in leaderboard
+    # re-exports are documented under their public paths, once
+    assert 'id="rlbench_suite.datasets.load"' in datasets
+    assert 'id="rlbench_suite.datasets.offline.load"' not in datasets
+    top = (out / "api" / "toplevel.html").read_text()
+    assert 'id="rlbench_suite.make_multiagent"' in top and 'id="rlbench_suite.EnvCard"' in top
+    assert 'id="rlbench_suite.registry.make_multiagent"' not in top
+    assert 'href="toplevel.html#rlbench_suite.EnvCard"' in api  # core.cards links to it
     assert "rank_env" in leaderboard and "run_pending" in leaderboard

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.previews import (
     MANIFEST,
+    MAX_EPISODES,
+    MIN_DISTINCT_FRAMES,
     PreviewOptions,
     load_manifest,
     refresh_previews,
@@ -19,6 +23,7 @@ from rlbench_suite.previews import (
 from tests.conftest import run_cli
 
 Image = pytest.importorskip("PIL.Image")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _frames(path) -> list:
@@ -78,6 +83,10 @@ def test_a_matrix_game_gets_a_transcript_of_its_rounds(tmp_path):
     text = preview.path.read_text()
     assert text.count("--- step ") == preview.steps >= 2
     assert "observation: [" in text and "reward" in text
+    # the game's action names beside the numbers (an ordinal game's are only numbers)
+    assert "--- step 1: action 1 (defect) -> reward" in text  # the best response defects
+    ordinal = write_preview("rlbench/MatrixGame-g017-v0", tmp_path / "g.txt").path.read_text()
+    assert re.search(r"--- step 1: action \d -> reward", ordinal), ordinal
 
 
 def test_what_cannot_be_written_is_refused_naming_what_is_accepted(tmp_path):
@@ -138,3 +147,48 @@ def test_a_box_is_described_with_its_true_bounds():
     assert describe_space(spaces.Box(-1.0, 1.0, (6,), np.float32)).endswith("bounds=[-1, 1])")
     wide = spaces.Box(np.zeros(20), np.arange(1.0, 21.0))
     assert describe_space(wide).endswith("bounds differ per dimension, within [0, 20])")
+
+
+def test_every_env_with_frames_declares_its_frame_rate():
+    """The GIF's pace comes from ``render_fps`` (Kitchen had none: 30 was assumed)."""
+    import gymnasium as gym
+
+    gifs = [i for i, e in load_manifest(ROOT / "docs" / "previews").items() if e["kind"] == "gif"]
+    assert gifs
+    for env_id in gifs:
+        env = gym.make(env_id)
+        try:
+            assert env.metadata.get("render_fps", 0) > 0, env_id
+        finally:
+            env.close()
+
+
+def test_a_play_that_settles_early_is_filmed_up_to_where_it_settles(tmp_path):
+    """QuadSwarm's drones reach their slots and hover: 36 frames over 360 steps showed 3
+    pictures; the frames are spread again over the steps before the picture settles."""
+    preview = write_preview("rlbench/QuadSwarm-v0", tmp_path / "swarm.gif")
+    frames = _frames(preview.path)
+    assert len({f.tobytes() for f in frames}) >= MIN_DISTINCT_FRAMES
+    assert preview.steps < 360 and preview.seed == 0
+
+
+def test_a_policy_stuck_on_one_seed_is_filmed_on_a_later_seed(tmp_path):
+    """GoToDoor's PPO turns on the spot on seed 0 (2 differing frames); a later seed's play
+    moves, and the record says which seed it is."""
+    preview = write_preview("rlbench/MiniGrid-GoToDoor-5x5-v0", tmp_path / "door.gif")
+    assert preview.seed > 0 and preview.seed % MAX_EPISODES == 0
+    assert len({f.tobytes() for f in _frames(preview.path)}) >= MIN_DISTINCT_FRAMES
+    stuck = write_preview("rlbench/MiniGrid-GoToDoor-5x5-v0", tmp_path / "seed0.png",
+                          PreviewOptions(seed=0))  # fmt: skip
+    assert stuck.seed == 0  # a PNG is one frame: no search
+
+
+def test_mujoco_renders_leave_no_log_file_in_the_working_directory(tmp_path, monkeypatch):
+    """Gymnasium's half_cheetah.xml makes MuJoCo warn at every load; its default handler
+    appended the warning to MUJOCO_LOG.TXT in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(RuntimeWarning, match="MuJoCo: .*settotalmass"):
+        preview = write_preview("rlbench/HalfCheetah-v5", tmp_path / "cheetah.png")
+    assert preview.kind == "png" and preview.notes == [
+        "rendered by the model's tracking camera 'track'"]  # fmt: skip
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()

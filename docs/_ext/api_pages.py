@@ -3,11 +3,17 @@
 The modules are found by walking the packages, so a new module appears in the reference
 without editing a page; their docstrings are rendered by ``sphinx.ext.autodoc``. Pages go to
 ``api/`` (generated, not committed), written only when their text changes.
+
+A function or class a package re-exports from its own modules (in its ``__all__``; for
+``rlbench_suite`` itself, from anywhere in the suite) is documented under that public path
+(``rlbench_suite.make_multiagent``, ``rlbench_suite.datasets.load``), the shortest one where
+several export it, and left out of the module that defines it, which links to it instead.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ PACKAGES = {
     "verification, the site and API.",
     "rlbench_suite.demo": "`rlbench demo`: the whole suite at work in one command.",
 }
+AUTODOC_EXCLUDED = "model_config,model_fields,model_computed_fields,model_post_init"
+"""conf.py's ``exclude-members`` (an ``:exclude-members:`` option replaces the default's)."""
 TOP_LEVEL = {
     "rlbench_suite": "Registering the cards, `make_multiagent`, `register_cards`.",
     "rlbench_suite.registry": "Registration with Gymnasium and PettingZoo.",
@@ -44,17 +52,56 @@ def modules_of(package: str) -> list[str]:
     return sorted(found)
 
 
-def _automodule(module: str) -> list[str]:
-    """autodoc writes reStructuredText, so its directive goes in an ``eval-rst`` block."""
-    return ["```{eval-rst}", f".. automodule:: {module}", "```", ""]
+def public_paths() -> dict[str, str]:
+    """Defining path -> public path (``rlbench_suite.registry.make_multiagent`` ->
+    ``rlbench_suite.make_multiagent``) of every function and class that ``rlbench_suite``
+    exports in its ``__all__``, or a documented package exports from its own modules (a core
+    contract that ``evaluation`` re-exports stays core's): the shortest such path."""
+    found: dict[str, str] = {}
+    for package in ["rlbench_suite", *PACKAGES]:  # shortest first
+        module = importlib.import_module(package)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            where = getattr(obj, "__module__", None)
+            home = "rlbench_suite." if package == "rlbench_suite" else f"{package}."
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)) or not str(
+                    where).startswith(home):  # fmt: skip
+                continue
+            found.setdefault(f"{where}.{obj.__qualname__}", f"{package}.{name}")
+    return found
+
+
+def _directive(public: str) -> str:
+    package, name = public.rsplit(".", 1)
+    obj = getattr(importlib.import_module(package), name)
+    return f".. auto{'class' if inspect.isclass(obj) else 'function'}:: {public}"
+
+
+def _automodule(module: str, public: dict[str, str] | None = None) -> list[str]:
+    """autodoc writes reStructuredText, so its directive goes in an ``eval-rst`` block; the
+    module's re-exported names are left out of it (and linked to), the names ``module``
+    re-exports documented after it."""
+    public = public_paths() if public is None else public
+    moved = {d.rsplit(".", 1)[1]: p for d, p in public.items() if d.rsplit(".", 1)[0] == module}
+    block = [f".. automodule:: {module}"]
+    if moved:
+        skipped = ",".join(sorted(moved))
+        block.append(f"   :exclude-members: {AUTODOC_EXCLUDED},{skipped}")
+    block += [_directive(p) for p in sorted(public.values()) if p.rsplit(".", 1)[0] == module]
+    lines = ["```{eval-rst}", *block, "```", ""]
+    if moved:
+        links = ", ".join(f"{{py:obj}}`{p}`" for p in sorted(moved.values()))
+        lines += [f"Documented under their public paths: {links}.", ""]
+    return lines
 
 
 def package_page(package: str, summary: str) -> str:
+    public = public_paths()
     lines = [f"# `{package}`", "", summary, ""]
     for module in modules_of(package):
         if module != package:
             lines += [f"## `{module}`", ""]
-        lines += _automodule(module)
+        lines += _automodule(module, public)
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rlbench_suite.baselines.curve_report import run_duration
 from rlbench_suite.cli.common import interval, number
 from rlbench_suite.core.cards import EnvCard, Interval, RefScore, TrainedBaseline
 from rlbench_suite.core.catalog import RENAMED
@@ -75,11 +76,21 @@ def sentences(text: str) -> list[str]:
 _TOPICS = {
     "reward": re.compile(r"\breward|\bpayoff|\bpoints?\b|\bscore[sd]?\b", re.I),
     "termination": re.compile(
-        r"\bends?\b|\bending\b|terminat|truncat|\bafter \d[\d,]* (steps|cycles|frames|turns)"
+        r"\bends?\b(?![- ]effector)|\bending\b|terminat|truncat|\bcut at\b"
+        r"|\bafter \d[\d,]* (steps|cycles|frames|turns)"
         r"|\bepisode lasts|\bgame over|\bis over\b|\btime limit|\bhorizon",
         re.I,
     ),
 }
+MEASURED = re.compile(r"\b(on|over) seeds \d|\bseeds \d+ ?(\.\.|to) ?\d", re.I)
+"""A sentence reporting measured figures (its scores are not the reward's definition)."""
+
+
+def reward_and_end(description: str) -> list[str]:
+    """The description's sentences about the reward or how an episode ends ("end effector"
+    is not an end; sentences of measured figures are left out)."""
+    about = [s for s in sentences(description) if any(t.search(s) for t in _TOPICS.values())]
+    return [s for s in about if not MEASURED.search(s)]
 
 
 def success_text(rule: SuccessRule | None) -> str:
@@ -155,12 +166,22 @@ def cards_table(
     return _table(header, rows)
 
 
+def others(card: EnvCard) -> str:
+    """The other agents of a multi-agent card's Gymnasium view, by the game's kind (its tags):
+    partners in a cooperative game, opponents in a competitive one."""
+    if "cooperative" in card.tags:
+        return "beside the card's scripted partners"
+    if "mixed-motive" in card.tags:
+        return "among the card's scripted other agents"
+    return "against the card's opponents"
+
+
 def usage(card: EnvCard) -> list[str]:
     """A runnable snippet: ``gym.make`` (and ``make_multiagent`` for multi-agent cards)."""
     lines = ["```python", "import gymnasium as gym", "", "import rlbench_suite", "",
              f'env = gym.make("{card.id}")']  # fmt: skip
     if card.is_multiagent:
-        lines[-1] += f"  # agent {card.agent!r} against the card's opponents"
+        lines[-1] += f"  # agent {card.agent!r} {others(card)}"
     lines += ["obs, info = env.reset(seed=0)", "action = env.action_space.sample()",
               "obs, reward, terminated, truncated, info = env.step(action)"]  # fmt: skip
     if card.is_multiagent:
@@ -206,16 +227,18 @@ def _trained_rows(card: EnvCard) -> list[str]:
         normalized = interval_text(t.normalized) if t.normalized else "-"
         return (code(t.name), t.algo, f"{t.budget_steps:,}", ", ".join(map(str, t.seeds)),
                 interval_text(t.value, 4), normalized,
-                f"{t.wall_time_s / 60:.1f} min", code(f"baselines/{t.results}"),
+                run_duration(t.wall_time_s / len(t.seeds)), code(f"baselines/{t.results}"),
                 f"suite {t.suite_version}, {t.measured}")  # fmt: skip
 
     header = ("baseline", "algorithm", "steps", "training seeds",
               f"{md(card.primary_metric)}: IQM [95% CI]", "normalized: IQM [95% CI]",
-              "wall time", "results", "when")  # fmt: skip
+              "wall time per run", "results", "when")  # fmt: skip
     return [*_table(header, [row(t) for t in card.trained]), "",
             "Each seed is scored by the evaluation harness under the card's protocol; the "
             "aggregate is the interquartile mean over seeds with a stratified-bootstrap 95% "
-            "interval. Use one: `--policy baseline:NAME/seed-S`."]  # fmt: skip
+            "interval. The wall time is one seed's training, the mean over the seeds (as in "
+            "[the zoo's table](../baselines.md)). Use one: "
+            "`--policy baseline:NAME/seed-S`."]  # fmt: skip
 
 
 def _wrapper_rows(card: EnvCard) -> list[str]:
@@ -274,8 +297,7 @@ def env_page(
     lines += _preview(card, preview)
     lines += ["## Description", "", md(" ".join(card.description.split())), ""]
     lines += _spaces(card, preview)
-    said = [s for s in sentences(card.description)
-            if any(_TOPICS[t].search(s) for t in _TOPICS)]  # fmt: skip
+    said = reward_and_end(card.description)
     limit = (f"Gymnasium truncates an episode after {card.max_episode_steps:,} steps "
              "(`max_episode_steps`)." if card.max_episode_steps else "")  # fmt: skip
     lines += ["## Reward and episode end", "", "From the description:", "",
@@ -301,7 +323,7 @@ def _preview(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
     """The picture, or the transcript (``entry["text"]``), and how it was made."""
     if entry is None:
         return ["*No preview could be made here.*", ""]
-    how = (f"Seed {entry['seed']}, policy {code(entry['policy'])}, {entry['steps']} steps")
+    how = f"Seed {entry['seed']}, policy {code(entry['policy'])}, {entry['steps']} steps"
     command = f"rlbench info {card.id} --render {entry['file']}"
     if entry["kind"] == "transcript":
         text = entry.get("text", "").rstrip("\n")
@@ -322,9 +344,7 @@ def _spaces(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
                                     ("action", code(entry["action_space"]))]), ""]  # fmt: skip
 
 
-def family_text(
-    family: str, entries: list[EnvCard | Group], manifest: dict[str, Any]
-) -> str:
+def family_text(family: str, entries: list[EnvCard | Group], manifest: dict[str, Any]) -> str:
     """The page of one family: a table of its cards and groups, and the toctree of their
     pages."""
     title = FAMILY_TITLES.get(family, family)

@@ -258,12 +258,13 @@ def table_markdown(rows: list[dict[str, Any]]) -> str:
             score += "" if row["normalized"] else " (return)"
         lines.append(
             f"| {row['env_id']} | {row['algo']} | {row['budget']:,} | {row['seeds']} | {score} | "
-            f"{_duration(row['wall_time_s'])} |"
+            f"{run_duration(row['wall_time_s'])} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def _duration(seconds: float) -> str:
+def run_duration(seconds: float) -> str:
+    """A run's wall time as the tables say it (seconds under 10 minutes, else minutes)."""
     if not math.isfinite(seconds):
         return "?"
     return f"{seconds:.0f} s" if seconds < 600 else f"{seconds / 60:.0f} min"

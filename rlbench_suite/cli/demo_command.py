@@ -53,6 +53,7 @@ def demo(
     quadrotor, verify and rank everything on the embedded leaderboard, then serve its site."""
     from rlbench_suite.core.dataset_cards import UnknownDatasetError, get_dataset_card
     from rlbench_suite.demo import DemoError, DemoInterrupted, DemoOptions, run_demo
+    from rlbench_suite.demo.report import print_wrapped
     from rlbench_suite.paths import data_dir as default_data_dir
 
     try:
@@ -69,14 +70,14 @@ def demo(
     except DemoError as exc:
         raise fail(exc, code=1) from None
     except DemoInterrupted as exc:
-        errors.print(f"interrupted during {exc}; what was made so far stays under "
-                     f"{options.data_dir} (finished evaluations are kept and reused by the next "
-                     "`rlbench demo`)", soft_wrap=True, highlight=False)  # fmt: skip
+        print_wrapped(errors, f"interrupted during {exc}; what was made so far stays under "
+                      f"{options.data_dir} (finished evaluations are kept and reused by the "
+                      "next `rlbench demo`)")  # fmt: skip
         raise typer.Exit(130) from None
     except KeyboardInterrupt:  # between steps
-        errors.print(f"interrupted; what was made so far stays under {options.data_dir}",
-                     soft_wrap=True, highlight=False)  # fmt: skip
+        print_wrapped(errors, f"interrupted; what was made so far stays under "
+                      f"{options.data_dir}")  # fmt: skip
         raise typer.Exit(130) from None
     if demo_run is not None and not options.serve:
-        console.print(f"done; serve the site with `rlbench leaderboard serve --db {demo_run.url}`",
-                      soft_wrap=True, highlight=False)  # fmt: skip
+        print_wrapped(console, f"done; serve the site with `rlbench leaderboard serve --db "
+                      f"{demo_run.url}`")  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -53,6 +54,20 @@ def fitted_widths(columns: list[list[str]], space: int) -> list[int | None]:
     return widths
 
 
+def print_wrapped(console: Console, text: str, style: str | None = None) -> None:
+    """``text`` wrapped at its spaces to the console's width, continuation lines indented two
+    more than the first; a word longer than a line (a path, a URL) stays whole on a line of its
+    own (the terminal folds it, so it can still be copied). A piped console is wide enough that
+    nothing wraps (``cli.common.make_console``)."""
+    body = text.lstrip(" ")
+    indent = text[: len(text) - len(body)]
+    lines = textwrap.wrap(body, console.width, initial_indent=indent,
+                          subsequent_indent=indent + "  ", break_long_words=False,
+                          break_on_hyphens=False) or [""]  # fmt: skip
+    for line in lines:
+        console.print(line, style=style, soft_wrap=True, highlight=False, markup=False)
+
+
 @dataclass
 class Reporter:
     """Prints the demo's steps on ``console``; ``total`` is the number of steps."""
@@ -81,7 +96,8 @@ class Reporter:
             signal.signal(signal.SIGINT, previous)
 
     def say(self, text: str, style: str | None = None) -> None:
-        self.console.print(text, style=style, soft_wrap=True, highlight=False, markup=False)
+        """A line of prose, wrapped at word boundaries (:func:`print_wrapped`)."""
+        print_wrapped(self.console, text, style)
 
     def made_here(self, what: str, where: object, *, kept: bool = False) -> None:
         """One line saying what was made and where: ``made:`` for something this run wrote,

@@ -129,14 +129,16 @@ def evaluate_shown(demo: Demo, card: EnvCard, policy: str,
     return result, f"{protocol.episodes} episodes in {result.wall_time_s:.1f} s", False
 
 
-def score_text(result: Result) -> str:
-    """The result's normalized score (or primary metric) with its interval."""
+def score_text(card: EnvCard, result: Result) -> str:
+    """The result's normalized score, else the card's primary metric (the table's scale), with
+    its interval."""
+    from rlbench_suite.core.scoring import scored_by_success
     from rlbench_suite.demo.summary import interval
 
     if result.normalized_score is not None:
         return f"normalized {interval(result.normalized_score)}"
-    name, estimate = next(iter(result.aggregates.items()))
-    return f"{name} {interval(estimate)}"
+    key = "success_rate" if scored_by_success(card.primary_metric) else "return_mean"
+    return f"{card.primary_metric} {interval(result.aggregates[key])}"
 
 
 def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result, path: Path,
@@ -147,7 +149,7 @@ def record(demo: Demo, card: EnvCard, label: str, policy: str, result: Result, p
 
     stored = board.store(demo.factory, result, method)
     state = "stored as" if stored.created else "already stored as"
-    demo.out.say(f"  {card.id}: {score_text(result)}; {state} result #{stored.result_id} "
+    demo.out.say(f"  {card.id}: {score_text(card, result)}; {state} result #{stored.result_id} "
                  f"(method {stored.method!r})")  # fmt: skip
     demo.out.made_here(f"{card.id} result", path, kept=kept)
     entry = Evaluated(card, label, result, stored)

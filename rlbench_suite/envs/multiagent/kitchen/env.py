@@ -74,7 +74,7 @@ class KitchenEnv(ParallelEnv):
     """Two cooks, one kitchen, onion soup; see the module docstring."""
 
     metadata = {"name": "rlbench_kitchen_v0", "render_modes": ["rgb_array"],
-                "is_parallelizable": True}  # fmt: skip
+                "render_fps": 8, "is_parallelizable": True}  # fmt: skip
 
     def __init__(
         self, layout: str = "cramped", max_cycles: int = 200, render_mode: str | None = None

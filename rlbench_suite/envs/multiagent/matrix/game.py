@@ -138,6 +138,12 @@ class MatrixGameEnv(ParallelEnv):
         self._observation_spaces = {a: observation_space(self.batch.history) for a in AGENTS}
         self._action_spaces = {a: spaces.Discrete(2) for a in AGENTS}
 
+    @property
+    def action_names(self) -> tuple[str, str]:
+        """What actions 0 and 1 mean in this game (``("cooperate", "defect")``; an ordinal
+        game's are ``("0", "1")``)."""
+        return self.game.actions
+
     def observation_space(self, agent: str) -> spaces.Box:
         return self._observation_spaces[agent]
 

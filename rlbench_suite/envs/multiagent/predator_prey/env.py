@@ -55,7 +55,7 @@ def decode(observation: np.ndarray) -> tuple[np.ndarray, bool]:
 class PredatorPreyEnv(ParallelEnv):
     """Predators against prey on a grid with obstacles; see the module docstring."""
 
-    metadata = {"name": "rlbench_predator_prey_v0", "render_modes": ["rgb_array"],
+    metadata = {"name": "rlbench_predator_prey_v0", "render_modes": ["rgb_array"], "render_fps": 10,
                 "is_parallelizable": True}  # fmt: skip
 
     def __init__(
