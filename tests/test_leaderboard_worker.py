@@ -229,6 +229,12 @@ def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):
     assert refused.status_code == 422
     assert "unknown wrapper 'evil:Module'; accepted:" in refused.text
     assert "rlbench/AdmissibleActions-v1" in refused.text
+    forged = {**metadata, "wrappers": [*sidecar["wrappers"],
+                                       {"name": "rlbench/EpisodeStatistics-v0", "kwargs": {}}]}
+    refused = client.post("/api/submissions", headers=headers, files=policy,
+                          data={"metadata": json.dumps(forged)})  # fmt: skip
+    assert refused.status_code == 422, refused.text
+    assert "may not include rlbench/EpisodeStatistics-v0" in refused.text
 
 
 def test_a_policy_submitted_twice_under_two_methods_is_refused_before_it_is_verified(app_client):

@@ -82,6 +82,41 @@ def test_a_sidecar_naming_an_unknown_wrapper_is_refused_without_importing_it(tra
         load_metadata(copy)
 
 
+def _with_stack(trained, tmp_path, name: str, stack: list[dict]) -> str:
+    copy = tmp_path / f"{name}.onnx"
+    copy.write_bytes(trained["onnx"].read_bytes())
+    meta = json.loads(trained["onnx"].with_name("adventure.onnx.meta.json").read_text())
+    meta["wrappers"] = stack
+    copy.with_name(f"{name}.onnx.meta.json").write_text(json.dumps(meta))
+    return f"onnx:{copy}"
+
+
+def test_a_stack_that_would_write_the_score_is_refused(trained, tmp_path):
+    """The review's forgery: an outer statistics wrapper (whose success rule the sidecar
+    sets) overwrote the card's episode record, and the harness scored a CartPole policy as
+    successful on every episode."""
+    forged = _with_stack(trained, tmp_path, "forged", [
+        *STACK, {"name": "rlbench/EpisodeStatistics-v0",
+                 "kwargs": {"success": {"kind": "return_at_least", "threshold": -1e9}}}])
+    with pytest.raises(ValueError, match="may not include rlbench/EpisodeStatistics-v0: the "
+                                         "card's own stack records the episodes"):
+        evaluate(ENV_ID, forged, default_protocol(ENV_ID, episodes=2), workers=1)
+    early = [{**STACK[0], "kwargs": {**STACK[0]["kwargs"], "max_turns": 1}}, STACK[1]]
+    done = run_cli("eval", ENV_ID, "--policy", _with_stack(trained, tmp_path, "early", early),
+                   "--episodes", "2", "--workers", "1")  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "may not set max_turns: episodes end where the card ends them" in done.stderr
+
+
+def test_training_only_shaping_is_left_out_of_evaluations(trained, tmp_path):
+    shaped = _with_stack(trained, tmp_path, "shaped", [
+        *STACK, {"name": "rlbench/MiniGridKeyDoorShaping-v0", "kwargs": {"scale": 1e6}}])
+    protocol = default_protocol(ENV_ID, episodes=3)
+    plain = evaluate(ENV_ID, f"onnx:{trained['onnx']}", protocol, workers=1)
+    again = evaluate(ENV_ID, shaped, protocol, workers=1)  # a MiniGrid wrapper: never built
+    assert again.returns == plain.returns and again.lengths == plain.lengths
+
+
 def test_a_plain_ppo_scores_alike_as_sb3_and_as_onnx(tmp_path):
     """An unmasked PPO picks unlisted indices (no-op turns); evaluated as SB3 or as ONNX it
     takes the best legal command in both, so the two files of one model score the same."""

@@ -11,6 +11,8 @@ same decorator when their module is imported.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
+from typing import Any
 
 STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/EpisodeStatistics-v0": "rlbench_suite.wrappers.stats:EpisodeStatistics",
@@ -51,3 +53,59 @@ def wrapper_entry_point(name: str) -> str:
         raise KeyError(
             f"unknown wrapper {name!r}.{hint} Known wrappers: {', '.join(sorted(WRAPPERS))}"
         ) from None
+
+
+RECORD_WRAPPERS: tuple[str, ...] = ("rlbench/EpisodeStatistics-v0",)
+"""Wrappers that write the episode record (``info["rlbench_episode"]``) the harness scores:
+only a card's own stack places them, below everything a policy adds."""
+
+TRAINING_ONLY_WRAPPERS: tuple[str, ...] = (
+    "rlbench/WordleShaping-v0",
+    "rlbench/MiniGridKeyDoorShaping-v0",
+)
+"""Wrappers that change only the reward a learner sees (shaping): a policy records them with
+the stack it trained through, and evaluations leave them out."""
+
+EPISODE_END_ARGUMENTS: dict[str, tuple[str, ...]] = {"rlbench/AdmissibleActions-v1": ("max_turns",)}
+"""Arguments by which a wrapper would end episodes before the card does."""
+
+
+def _name_and_kwargs(ref: Any) -> tuple[str, dict[str, Any]]:
+    if isinstance(ref, dict):
+        return ref["name"], dict(ref.get("kwargs") or {})
+    return ref.name, dict(ref.kwargs or {})
+
+
+def policy_wrappers(stack: Iterable[Any]) -> list[Any]:
+    """The wrappers an evaluation puts between a card's env and a policy, from the stack the
+    policy records (innermost first; ``{"name", "kwargs"}`` dicts or objects with those
+    attributes). A policy's stack adapts observations and actions, never the score:
+    training-only wrappers (:data:`TRAINING_ONLY_WRAPPERS`) are left out, and a wrapper that
+    writes the scored episode record (:data:`RECORD_WRAPPERS`), an argument that ends
+    episodes early (:data:`EPISODE_END_ARGUMENTS`) or a name outside :data:`WRAPPERS` is
+    refused with a ``ValueError`` saying what is accepted."""
+    kept = []
+    for ref in stack:
+        name, kwargs = _name_and_kwargs(ref)
+        if name in TRAINING_ONLY_WRAPPERS:
+            continue
+        if name in RECORD_WRAPPERS:
+            raise ValueError(
+                f"a policy's wrappers may not include {name}: the card's own stack records "
+                f"the episodes the harness scores; accepted: the observation and action "
+                f"wrappers of the suite ({', '.join(sorted(_adapters()))})"
+            )
+        if name not in WRAPPERS:
+            wrapper_entry_point(name)  # raises, naming the known wrappers
+        early = [arg for arg in EPISODE_END_ARGUMENTS.get(name, ()) if kwargs.get(arg) is not None]
+        if early:
+            raise ValueError(
+                f"a policy's {name} may not set {', '.join(early)}: episodes end where the "
+                f"card ends them; leave {'/'.join(early)} out (None)"
+            )
+        kept.append(ref)
+    return kept
+
+
+def _adapters() -> list[str]:
+    return [n for n in WRAPPERS if n not in RECORD_WRAPPERS and n not in TRAINING_ONLY_WRAPPERS]

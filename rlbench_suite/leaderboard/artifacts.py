@@ -6,12 +6,19 @@ import hashlib
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import validation_problems
-from rlbench_suite.core.wrapper_names import STANDARD_WRAPPERS
+from rlbench_suite.core.wrapper_names import STANDARD_WRAPPERS, policy_wrappers
 from rlbench_suite.leaderboard.models import (
     Environment,
     PolicyArtifact,
@@ -48,6 +55,11 @@ class SubmittedWrapper(BaseModel):
                 f"unknown wrapper {name!r}; accepted: {', '.join(sorted(STANDARD_WRAPPERS))}"
             )
         return name
+
+    @model_validator(mode="after")
+    def _not_the_score(self) -> SubmittedWrapper:
+        policy_wrappers([{"name": self.name, "kwargs": self.kwargs}])  # the harness's rule
+        return self
 
 
 class PolicyMetadata(BaseModel):

@@ -14,6 +14,7 @@ from rlbench_suite.core.baseline_files import (  # noqa: F401 (re-exported)
     resolve_baseline,
 )
 from rlbench_suite.core.cards import WrapperRef
+from rlbench_suite.core.wrapper_names import policy_wrappers
 from rlbench_suite.policies.core import (
     POLICY_SCHEMES,
     POLICY_SPECS_TEXT,
@@ -58,13 +59,14 @@ def _check_observation_shape(path: Path, expected: tuple, space: Any) -> None:
 
 def declared_wrappers(source: Any) -> list[WrapperRef]:
     """The wrappers a policy acts through: from the sidecar of a spec's artifact, or from a
-    policy object's identity; empty when none are recorded."""
+    policy object's identity; empty when none are recorded. Training-only wrappers are left
+    out and one that would touch the score is refused (:func:`policy_wrappers`)."""
     if isinstance(source, str):
         path = artifact_of(source)
         metadata = load_metadata(path) if path is not None and path.is_file() else None
-        return list(metadata.wrappers) if metadata else []
+        return policy_wrappers(metadata.wrappers) if metadata else []
     identity = getattr(source, "identity", None)
-    return list(getattr(identity, "wrappers", None) or [])
+    return policy_wrappers(getattr(identity, "wrappers", None) or [])
 
 
 def make_policy(
