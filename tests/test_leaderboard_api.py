@@ -89,6 +89,9 @@ def test_tokens_missing_wrong_and_revoked_are_refused_and_never_echoed(
         (b"[1, 2]", 422, "a result is a JSON object, got list"),
         (b'{"schema_version": 1, "env_id": 5}', 422, "invalid result"),
         (b'{"schema_version": "1; DROP TABLE results"}', 422, "schema_version"),
+        # the review's 500s: json's RecursionError, and nesting that broke later checks
+        (b"[" * 5000 + b"]" * 5000, 400, "nested deeper than 32 levels"),
+        (b'{"env_id": ' + b"[" * 40 + b"]" * 40 + b"}", 400, "nested deeper than 32 levels"),
     ],
 )
 def test_malformed_bodies_are_refused_with_what_is_wrong(app_client, body, status, message):
@@ -96,6 +99,40 @@ def test_malformed_bodies_are_refused_with_what_is_wrong(app_client, body, statu
     done = client.post("/api/results", content=body, headers=bearer(alice))
     assert done.status_code == status and message in done.json()["detail"]
     assert count(factory, Result) == len(ZOO_RESULTS)
+
+
+def test_deep_metadata_and_edits_are_refused_not_crashed(app_client):
+    client, factory, alice, _ = app_client
+    deep = "[" * 3000 + "]" * 3000
+    done = client.post("/api/submissions", headers=bearer(alice),
+                       files={"policy": ("p.onnx", b"x")}, data={"metadata": deep})  # fmt: skip
+    assert done.status_code == 400 and "the metadata is nested deeper" in done.json()["detail"]
+    edit = client.patch("/api/methods/random", headers=bearer(alice),
+                        content=b'{"authors": ' + b"[" * 3000 + b"]" * 3000 + b"}")  # fmt: skip
+    assert edit.status_code == 400 and "the edit is nested deeper" in edit.json()["detail"]
+    for budget, seeds, problem in ((10**16, [0], "training_budget_steps"),
+                                   (100, [-1], "train_seeds")):  # fmt: skip
+        meta = {"env_id": "rlbench/CartPole-v1", "method": "deep-m",
+                "training_budget_steps": budget, "train_seeds": seeds}  # fmt: skip
+        refused = client.post("/api/submissions", headers=bearer(alice),
+                              files={"policy": ("p.onnx", b"x")},
+                              data={"metadata": json.dumps(meta)})  # fmt: skip
+        assert refused.status_code == 422 and problem in refused.json()["detail"], refused.text
+    assert count(factory, Result) == len(ZOO_RESULTS)
+
+
+def test_a_token_sent_in_the_url_never_reaches_the_server_log(app_client, caplog):
+    """The review saw ``POST /api/results?token=rlb_...`` in serve's access log."""
+    import logging
+
+    client, _, alice, _ = app_client  # the app is built: its log filter is installed
+    access = logging.getLogger("uvicorn.access")
+    with caplog.at_level(logging.INFO, logger="uvicorn.access"):
+        # the record uvicorn's access logger writes for a request line
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "POST",
+                    f"/api/results?token={alice}&method=m", "1.1", 422)  # fmt: skip
+    assert "/api/results?token=[redacted]&method=m" in caplog.text
+    assert alice not in caplog.text and alice[4:] not in caplog.text
 
 
 def test_huge_bodies_are_refused_naming_the_limit(app_client):

@@ -50,6 +50,8 @@ def test_init_import_and_tokens_on_the_embedded_database(tmp_path):
     again = run_cli("leaderboard", "token", "create", "alice", env=env)
     assert again.returncode == 2 and "a token named 'alice' exists already" in again.stderr
     assert run_cli("leaderboard", "token", "revoke", "alice", env=env).returncode == 0
+    twice = run_cli("leaderboard", "token", "revoke", "alice", env=env)
+    assert twice.returncode == 0 and "'alice' was already revoked on" in twice.stdout
     listed = run_cli("leaderboard", "token", "list", env=env)
     assert "alice" in listed.stdout and "revoked" in listed.stdout and value not in listed.stdout
 

@@ -143,6 +143,13 @@ def rehash(data: dict, **changes) -> None:
         (lambda d: rehash(d, env_id="rlbench/CartPol-v1"), "did you mean rlbench/CartPole-v1"),
         (lambda d: d.update(returns=d["returns"][:-1]), "invalid result"),
         (lambda d: d.update(returns="many"), "returns"),
+        # the review's invented figures beside honest episodes (#392: IQM 9999 on CartPole)
+        (lambda d: d["aggregates"]["return_iqm"].update(point=9999.0),
+         "figures do not match its own episodes: aggregates.return_iqm 9999 vs"),
+        (lambda d: d["aggregates"]["return_median"].update(low=600.0, high=700.0),
+         r"aggregates.return_median's interval \[600, 700\] does not hold its point 500"),
+        (lambda d: d.update(normalized_score={**d["aggregates"]["return_mean"], "point": 5e3}),
+         "normalized_score 5000 vs 100 from the episodes"),
     ],
 )
 def test_results_that_do_not_match_their_card_are_refused(factory, change, message):
@@ -188,10 +195,14 @@ def test_tokens_are_stored_hashed_and_can_be_revoked(factory):
     with factory.begin() as session:
         assert authenticate(session, value).name == "alice"
         assert authenticate(session, value + "x") is None
-        revoke_token(session, "alice")
+        assert revoke_token(session, "alice")[1] is True
     with factory.begin() as session:
         assert authenticate(session, value) is None
         assert [t.name for t in list_tokens(session)] == ["alice"]
+        assert revoke_token(session, "alice")[1] is False  # the first revocation stays
+        # a revoked name is never a second token's: its methods stay the first one's
+        with pytest.raises(TokenError, match="'alice' was revoked on .*pick another name"):
+            create_token(session, "alice")
         with pytest.raises(TokenError, match="no token named 'bob'; known: alice"):
             revoke_token(session, "bob")
         with pytest.raises(TokenError, match="not accepted"):

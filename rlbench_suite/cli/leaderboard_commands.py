@@ -367,10 +367,12 @@ def token_revoke(
     factory, _ = open_database(db, sync=False)
     try:
         with factory.begin() as session:
-            revoke_token(session, name)
+            row, fresh = revoke_token(session, name)
+            when = row.revoked_at
     except TokenError as exc:
         raise fail(exc) from None
-    console.print(f"token {name!r} revoked")
+    console.print(f"token {name!r} revoked" if fresh else
+                  f"token {name!r} was already revoked on {when:%Y-%m-%d %H:%M} UTC")  # fmt: skip
 
 
 @token_app.command("list")

@@ -65,8 +65,11 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
             "point": float(values.mean()), "low": float(low), "high": float(high),
             "method": f"{primary.method}, mapped through the normalization",
         })  # fmt: skip
-    return {"aggregates": aggregates, "normalized_score": normalized,
-            "normalization": normalization_of(card) if normalized is not None else None}
+    return {
+        "aggregates": aggregates,
+        "normalized_score": normalized,
+        "normalization": normalization_of(card) if normalized is not None else None,
+    }
 
 
 def normalization_of(card: EnvCard) -> Normalization | None:
@@ -79,3 +82,32 @@ def normalization_of(card: EnvCard) -> Normalization | None:
     return Normalization(references_from=f"dataset {card.id}", metric=card.primary_metric,
                          random=references[0], expert=references[1],
                          scale=NORMALIZATION_SCALE)  # fmt: skip
+
+
+def summary_differences(card: EnvCard, doc: Any, rel_tol: float = 1e-6) -> list[str]:
+    """Where a Result's figures disagree with its own episodes under ``card``: each aggregate's
+    point (and the ``normalized_score``'s, when it has one) against :func:`summarize`'s, and
+    each interval against its point (``low <= point <= high``); one line per problem, empty
+    when they agree. Intervals are not recomputed (their bootstrap settings are recorded with
+    them and may change between versions); points are plain functions of the episodes."""
+    episodes = [EpisodeRecord(index=i, seed=s, r=r, l=n, success=ok) for i, (s, r, n, ok)
+                in enumerate(zip(doc.seeds, doc.returns, doc.lengths, doc.successes,
+                                 strict=True))]  # fmt: skip
+    computed = summarize(card, episodes)
+    pairs = [
+        (f"aggregates.{k}", v, doc.aggregates.get(k)) for k, v in computed["aggregates"].items()
+    ]
+    if doc.normalized_score is not None:
+        pairs.append(("normalized_score", computed["normalized_score"], doc.normalized_score))
+    problems = []
+    for name, mine, theirs in pairs:
+        if theirs is None:
+            problems.append(f"{name} is missing")
+        elif mine is None:
+            problems.append(f"{name}: {card.id} has no normalized score (it lacks a reference)")
+        elif not np.isclose(theirs.point, mine.point, rtol=rel_tol, atol=1e-9):
+            problems.append(f"{name} {theirs.point:.6g} vs {mine.point:.6g} from the episodes")
+        elif not theirs.low - 1e-9 <= theirs.point <= theirs.high + 1e-9:
+            problems.append(f"{name}'s interval [{theirs.low:.6g}, {theirs.high:.6g}] does not "
+                            f"hold its point {theirs.point:.6g}")  # fmt: skip
+    return problems

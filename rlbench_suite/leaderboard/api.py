@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -18,7 +16,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
-from rlbench_suite.leaderboard.limits import read_body, refuse_nul
+from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
     MethodEditError,
@@ -145,15 +143,7 @@ async def post_result(
 ) -> JSONResponse:
     """Submit a Result JSON; it is stored as self-reported (the server sets the level)."""
     body = await read_body(request, request.app.state.limits.result_bytes)
-    try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HTTPException(
-            400,
-            f"malformed JSON: {type(exc).__name__} at byte "
-            f"{getattr(exc, 'pos', getattr(exc, 'start', '?'))}",
-        ) from None
-    refuse_nul(data, "the Result JSON")
+    data = parse_json(body, "the Result JSON")
 
     def store() -> tuple[int, bool, str]:  # in a worker thread: the event loop keeps serving
         with request.app.state.factory.begin() as session:
@@ -198,8 +188,7 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
         )
     content = await policy.read()
     refuse_nul(policy.filename or "", "the file name")
-    with contextlib.suppress(ValueError):  # not JSON: parse_metadata says what is wrong
-        refuse_nul(json.loads(metadata), "the metadata")
+    parse_json(metadata, "the metadata")  # well-formed; parse_metadata checks its fields
 
     def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
         meta = parse_metadata(metadata)
@@ -389,10 +378,9 @@ async def edit_method_metadata(request: Request, name: str, token_id: Token) -> 
     """Edit a method's authors, paper_url, code_url or description (the name is its key);
     only the token that created the method may."""
     body = await read_body(request, EDIT_BYTES)
+    data = parse_json(body, "the edit", expected="send a JSON object")
     try:
-        changes = parse_edit(json.loads(body))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise HTTPException(400, "malformed JSON: send a JSON object") from None
+        changes = parse_edit(data)
     except MethodEditError as exc:
         raise HTTPException(422, str(exc)) from None
 

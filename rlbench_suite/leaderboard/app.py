@@ -12,6 +12,7 @@ from rlbench_suite.leaderboard import api, api_docs, dataset_files, errors, page
 from rlbench_suite.leaderboard.errors import RefuseNulInURL
 from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
 from rlbench_suite.leaderboard.response_cache import ResponseCache
+from rlbench_suite.leaderboard.tokens import redact_tokens_in_server_logs
 from rlbench_suite.resources import content_dir
 
 
@@ -21,6 +22,7 @@ def create_app(
     """The site and API over the database ``factory`` opens (already migrated and synced),
     serving the dataset files of the cache ``datasets_root`` (default: the data dir's)."""
     limits = limits or Limits()
+    redact_tokens_in_server_logs()  # a token sent in a URL never reaches the access log
     app = FastAPI(
         title="rlbench-suite leaderboard",
         description="Results ranked by IQM normalized score with 95% stratified-bootstrap "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -17,7 +17,7 @@ from pydantic import (
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from rlbench_suite.core.result import validation_problems
+from rlbench_suite.core.result import MAX_STEPS, validation_problems
 from rlbench_suite.core.wrapper_names import STANDARD_WRAPPERS, policy_wrappers
 from rlbench_suite.leaderboard.models import (
     Environment,
@@ -32,6 +32,9 @@ from rlbench_suite.leaderboard.store import (
     check_method_name,
     method_named,
 )
+
+MAX_SEED = 2**63 - 1
+"""The largest training seed a submission may list (a 64-bit seed, as NumPy takes)."""
 
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
@@ -70,9 +73,12 @@ class PolicyMetadata(BaseModel):
 
     env_id: str = Field(max_length=200)
     method: str = Field(max_length=100)
-    training_budget_steps: int | None = Field(None, ge=0)
+    # the Result's own bounds, checked here so a submission is refused before it is run
+    training_budget_steps: int | None = Field(None, ge=0, le=MAX_STEPS)
     # a batched run lists one reset seed per env (the zoo's QuadHover: 2,048)
-    train_seeds: list[int] = Field(default_factory=list, max_length=10_000)
+    train_seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] = Field(
+        default_factory=list, max_length=10_000
+    )
     description: str | None = Field(None, max_length=5000)
     wrappers: list[SubmittedWrapper] = Field(default_factory=list, max_length=10)
 

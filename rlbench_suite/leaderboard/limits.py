@@ -4,6 +4,7 @@ a refused value a refusal echoes back."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -82,6 +83,42 @@ def _has_nul(value: Any) -> bool:
 def url_has_nul(scope: dict) -> bool:
     """Whether a request's path or query string holds a NUL (``%00``)."""
     return "\x00" in scope["path"] or b"%00" in scope["query_string"]
+
+
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a JSON body may have (a Result needs 4)."""
+_DEEPER = object()
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                return True
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
+
+
+def parse_json(body: bytes | str, what: str, expected: str = "") -> Any:
+    """``body`` decoded as JSON, or a 400 saying what is wrong: malformed (with where, or
+    ``expected``), nested deeper than :data:`MAX_JSON_DEPTH` levels, or holding a NUL."""
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f"{type(exc).__name__} at byte {getattr(exc, 'pos', getattr(exc, 'start', '?'))}"
+        raise HTTPException(400, f"malformed JSON: {expected or where}") from None
+    except RecursionError:  # deeper than the interpreter's stack: too deep by far
+        value = _DEEPER
+    if value is _DEEPER or _too_deep(value):
+        raise HTTPException(
+            400, f"{what} is nested deeper than {MAX_JSON_DEPTH} levels of arrays and objects"
+        )
+    refuse_nul(value, what)
+    return value
 
 
 def refuse_nul(value: Any, what: str) -> None:

@@ -16,6 +16,7 @@ from rlbench_suite.core.protocol import canonical_hash
 from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.core.result import ResultError, result_from_data
 from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.summary import summary_differences
 from rlbench_suite.leaderboard.models import (
     Environment,
     Method,
@@ -301,6 +302,11 @@ def accept_result(
     env = session.get(Environment, doc.env_id)
     known = list(session.scalars(select(Environment.id).where(Environment.active)))
     check_against_card(doc, env, known)
+    wrong = summary_differences(env_card(env), doc)
+    if wrong:
+        raise RefusedResult(
+            "the result's figures do not match its own episodes: " + "; ".join(wrong[:5])
+        )
     name = check_method_name(method_name or default_method_name(doc.policy))
     digest = document_hash(doc)
     existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
