@@ -125,7 +125,7 @@ def test_a_token_sent_in_the_url_never_reaches_the_server_log(app_client, caplog
     """The review saw ``POST /api/results?token=rlb_...`` in serve's access log."""
     import logging
 
-    client, _, alice, _ = app_client  # the app is built: its log filter is installed
+    _, _, alice, _ = app_client  # the app is built: its log filter is installed
     access = logging.getLogger("uvicorn.access")
     with caplog.at_level(logging.INFO, logger="uvicorn.access"):
         # the record uvicorn's access logger writes for a request line

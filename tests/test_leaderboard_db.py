@@ -201,7 +201,7 @@ def test_tokens_are_stored_hashed_and_can_be_revoked(factory):
         assert [t.name for t in list_tokens(session)] == ["alice"]
         assert revoke_token(session, "alice")[1] is False  # the first revocation stays
         # a revoked name is never a second token's: its methods stay the first one's
-        with pytest.raises(TokenError, match="'alice' was revoked on .*pick another name"):
+        with pytest.raises(TokenError, match=r"'alice' was revoked on .*pick another name"):
             create_token(session, "alice")
         with pytest.raises(TokenError, match="no token named 'bob'; known: alice"):
             revoke_token(session, "bob")
