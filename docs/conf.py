@@ -55,6 +55,8 @@ autodoc_typehints = "description"
 html_theme = "furo"
 html_title = f"rlbench-suite {release}"
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # long inline code in tables wraps: the tables fit at 1280 px
 
 # The environment pages: make missing or stale previews during the build.
 rlbench_render_previews = True

@@ -4,6 +4,7 @@ picture or transcript, and the committed previews are current."""
 from __future__ import annotations
 
 import html
+import os
 import shutil
 import subprocess
 import sys
@@ -150,7 +151,7 @@ def test_tables_name_the_scale_of_a_score_that_is_not_normalized():
     """ConnectFour (no normalized score) showed a raw win rate 0.987 under "trained (normalized
     IQM)", unmarked; DuelVsBotHard's 476 went unexplained (its expert wins 0.21)."""
     connect, duel = get_card("rlbench/ConnectFour-v3"), get_card("rlbench/DuelVsBotHard-v0")
-    table = "\n".join(env_page_text.cards_table([connect, duel], {}))
+    table = "\n".join(env_page_text.cards_table([connect, duel]))
     assert "trained: IQM, normalized unless a metric is named" in table
     won = env_page_text.interval_text(connect.trained[0].value)
     assert f"| {won} win\\_rate, maskable_ppo |" in table
@@ -213,15 +214,21 @@ def _build(src: Path, out: Path) -> subprocess.CompletedProcess:
          str(out)], capture_output=True, text=True, timeout=1500)  # fmt: skip
 
 
-@pytest.mark.slow
-def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The site built from a copy of docs/ with a guide added: its folder and the build."""
+    tmp_path = tmp_path_factory.mktemp("site")
     src = tmp_path / "docs"
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "environments", "api"))
     (src / "zz-new-guide.md").write_text("# A guide added later\n\nPicked up by itself.\n")
-    done = _build(src, tmp_path / "html")
+    return tmp_path / "html", _build(src, tmp_path / "html")
+
+
+@pytest.mark.slow
+def test_the_site_builds_with_no_warning_and_has_every_page(built):
+    out, done = built
     assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
     assert " INFO " not in done.stdout + done.stderr  # alembic's 7 lines, at every build
-    out = tmp_path / "html"
     for page in [*DOCS.glob("*.md"), *(DOCS / "tutorials").glob("*.md")]:
         assert (out / page.relative_to(DOCS).with_suffix(".html")).is_file(), page
     index = (out / "index.html").read_text()
@@ -253,3 +260,35 @@ def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
     assert 'id="rlbench_suite.registry.make_multiagent"' not in top
     assert 'href="toplevel.html#rlbench_suite.EnvCard"' in api  # core.cards links to it
     assert "rank_env" in leaderboard and "run_pending" in leaderboard
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+WIDER = """() => { const width = document.querySelector('article').clientWidth;
+  return [...document.querySelectorAll('article table')].map(t => t.scrollWidth)
+    .filter(w => w > width + 2).map(w => `${w} px in ${width} px`); }"""
+
+
+@pytest.mark.slow
+def test_every_table_of_the_guides_and_environment_pages_fits_at_1280_px(built):
+    """At 1280 px Furo's content is about 740 px wide: the env pages' nine-column Trained
+    baselines table, their reference tables (long policy specs) and the seven-column family
+    and suite tables ran past it."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    out, done = built
+    assert done.returncode == 0
+    pages = sorted(out.glob("*.html")) + sorted((out / "tutorials").glob("*.html"))
+    pages += sorted((out / "environments").glob("*.html"))
+    pages = [p for p in pages if p.name not in ("genindex.html", "search.html")]  # Sphinx's
+    wide = {}
+    with sync_api.sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        view = browser.new_page(viewport={"width": 1280, "height": 900})
+        for page in pages:
+            view.goto(page.as_uri())
+            if found := view.evaluate(WIDER):
+                wide[page.relative_to(out).as_posix()] = found
+        browser.close()
+    assert len(pages) > 200 and wide == {}

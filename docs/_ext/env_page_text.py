@@ -138,37 +138,34 @@ def trained_cell(card: EnvCard) -> str:
     return f"{interval_text(best.normalized)} {best.algo}"
 
 
-def preview_cell(entry: dict[str, Any] | None) -> str:
-    if entry is None:
-        return "-"
-    return "GIF" if entry["kind"] == "gif" else "transcript"
-
-
 def _span(members: Iterable[EnvCard], kind: str) -> str:
     values = [r.value for c in members if (r := getattr(c.reference, kind)) is not None]
     return f"{number(min(values))} to {number(max(values))}" if values else "-"
 
 
-def cards_table(
-    selected: Iterable[EnvCard | Group], manifest: dict[str, dict[str, Any]]
-) -> list[str]:
-    """A table of cards (and groups) linking to their pages, from a page in ``environments/``."""
+def cards_table(selected: Iterable[EnvCard | Group]) -> list[str]:
+    """A table of cards (and groups) linking to their pages, from a page in ``environments/``.
+    Six columns, references without their spread (on each page): seven overflowed Furo's
+    content width at 1280 px; every page has its picture or transcript."""
     rows = []
     for c in selected:
         if isinstance(c, Group):
             first, n = c.members[0], len(c.members)
             trained = sum(bool(m.trained) for m in c.members)
-            kinds = sorted({preview_cell(manifest.get(m.id)) for m in c.members})
             rows.append((f"[{md(c.label)}]({c.page}.md)", first.api, md(first.primary_metric),
                          _span(c.members, "random"), _span(c.members, "expert"),
-                         f"{trained} of {n}" if trained else "-", ", ".join(kinds)))  # fmt: skip
+                         f"{trained} of {n}" if trained else "-"))  # fmt: skip
             continue
         rows.append((f"[{md(c.name)}]({page_name(c)}.md)", c.api, md(c.primary_metric),
-                     reference_cell(c.reference.random), reference_cell(c.reference.expert),
-                     trained_cell(c), preview_cell(manifest.get(c.id))))  # fmt: skip
+                     _value(c.reference.random), _value(c.reference.expert),
+                     trained_cell(c)))  # fmt: skip
     header = ("environment", "API", "metric", "random", "expert",
-              "trained: IQM, normalized unless a metric is named", "preview")  # fmt: skip
+              "trained: IQM, normalized unless a metric is named")  # fmt: skip
     return _table(header, rows)
+
+
+def _value(ref: RefScore | None) -> str:
+    return "-" if ref is None else number(ref.value)
 
 
 def _reference_rows(card: EnvCard) -> list[str]:
@@ -344,25 +341,25 @@ def _spaces(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
                                     ("action", code(entry["action_space"]))]), ""]  # fmt: skip
 
 
-def family_text(family: str, entries: list[EnvCard | Group], manifest: dict[str, Any]) -> str:
+def family_text(family: str, entries: list[EnvCard | Group]) -> str:
     """The page of one family: a table of its cards and groups, and the toctree of their
     pages."""
     title = FAMILY_TITLES.get(family, family)
     count = _count(entries)
     pages = [e.page if isinstance(e, Group) else page_name(e) for e in entries]
     lines = [f"# {md(title)}", "", f"{count} environments of the `{family}` family.",
-             "", *cards_table(entries, manifest), "", "```{toctree}", ":hidden:", "",
+             "", *cards_table(entries), "", "```{toctree}", ":hidden:", "",
              *pages, "```", ""]  # fmt: skip
     return "\n".join(lines)
 
 
-def group_text(group: Group, manifest: dict[str, Any]) -> str:
+def group_text(group: Group) -> str:
     """The page of a generated family: a table of its members."""
     first = group.members[0]
     lines = [f"# {md(group.label)}", "",
              f"{len(group.members)} generated environments of the `{first.family}` family, "
              f"built by {code(first.entry_point)}.", "",
-             *cards_table(group.members, manifest), ""]  # fmt: skip
+             *cards_table(group.members), ""]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -370,12 +367,12 @@ def _count(entries: Iterable[EnvCard | Group]) -> int:
     return sum(len(e.members) if isinstance(e, Group) else 1 for e in entries)
 
 
-def suite_text(suite: str, entries: list[EnvCard | Group], manifest: dict[str, Any]) -> str:
+def suite_text(suite: str, entries: list[EnvCard | Group]) -> str:
     """The page of one suite: a table of its cards."""
     lines = [f"# Suite {md(suite)}", "",
              f"{_count(entries)} environments; evaluate them together with "
              f"`rlbench benchmark {suite} --policy SPEC` (see [Evaluation](../evaluation.md)).", "",
-             *cards_table(entries, manifest), ""]  # fmt: skip
+             *cards_table(entries), ""]  # fmt: skip
     return "\n".join(lines)
 
 
