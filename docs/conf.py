@@ -7,8 +7,14 @@ from the cards at every build and refreshes ``previews/``.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 from pathlib import Path
+
+with contextlib.suppress(ImportError):  # Furo's pygments styles: importing them calls
+    import a11y_pygments  # noqa: F401  logging.basicConfig(level=INFO), and every library's
+logging.getLogger().setLevel(logging.WARNING)  # INFO lines (alembic's 7) reached the build
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
@@ -49,6 +55,8 @@ autodoc_typehints = "description"
 html_theme = "furo"
 html_title = f"rlbench-suite {release}"
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # long inline code in tables wraps: the tables fit at 1280 px
 
 # The environment pages: make missing or stale previews during the build.
 rlbench_render_previews = True

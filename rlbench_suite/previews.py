@@ -157,11 +157,19 @@ def default_policy(card: EnvCard) -> str:
     return expert.policy if expert is not None else "random"
 
 
-def check_preview_path(path: str | Path) -> str:
-    """The suffix of ``path`` in lower case; ValueError unless it is one of :data:`ACCEPTED`."""
+def check_preview_path(path: str | Path, card: EnvCard | None = None) -> str:
+    """The suffix of ``path`` in lower case; ValueError unless it is one of :data:`ACCEPTED`
+    and, given ``card``, one it can give (no ``rgb_array`` frames: no image), naming what it
+    can give."""
     suffix = Path(path).suffix.lower()
     if suffix not in IMAGE_SUFFIXES + TRANSCRIPT_SUFFIXES:
         raise ValueError(f"cannot write {Path(path).name!r}: accepted are {ACCEPTED}")
+    if card is not None and suffix in IMAGE_SUFFIXES and not has_frames(card):
+        modes = ", ".join(render_modes(card)) or "none"
+        raise ValueError(
+            f"{card.id} renders no rgb_array frames (its render modes: {modes}), so it has no "
+            f"{suffix} picture; write a transcript instead: a .txt or .md path"
+        )
     return suffix
 
 
@@ -173,13 +181,7 @@ def write_preview(
     card = as_card(card)
     options = options or PreviewOptions()
     path = Path(path)
-    suffix = check_preview_path(path)
-    if suffix in IMAGE_SUFFIXES and not has_frames(card):
-        modes = ", ".join(render_modes(card)) or "none"
-        raise ValueError(
-            f"{card.id} renders no rgb_array frames (its render modes: {modes}), so it has no "
-            f"{suffix} picture; write a transcript instead: a .txt or .md path"
-        )
+    suffix = check_preview_path(path, card)
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix in IMAGE_SUFFIXES:
         return _write_image(card, path, options)

@@ -23,10 +23,11 @@ What a block does depends on its fence:
   anything must have one (:func:`problems`);
 - anything else (```` ```toml ```` without ``# file:``): shown only.
 
-The folder is the working directory, on ``PYTHONPATH`` (a tutorial's own modules import),
-and ``RLBENCH_DATA_DIR`` points inside it, so a tutorial writes nothing elsewhere. The
-tests (``tests/test_tutorials.py``) run every tutorial this way and check its expected
-outputs with :func:`problems`.
+The folder is the working directory, and not on ``PYTHONPATH``: a tutorial's own modules
+import only as they would for a reader (python blocks run from a script in the folder;
+``rlbench`` adds the working directory itself). ``RLBENCH_DATA_DIR`` points inside it, so
+a tutorial writes nothing elsewhere. The tests (``tests/test_tutorials.py``) run every
+tutorial this way and check its expected outputs with :func:`problems`.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def run_tutorial(path: Path, workdir: Path, timeout: float = 600) -> subprocess.
     (workdir / ".tutorial-driver.py").write_text(_DRIVER)
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
-           "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT)]),
+           "PYTHONPATH": str(ROOT),  # the suite in a checkout; never the tutorial's folder
            "RLBENCH_DATA_DIR": str(workdir / "data"), "MPLBACKEND": "Agg",
            "COLUMNS": "120", "PYTHONUNBUFFERED": "1"}  # fmt: skip
     return subprocess.run(

@@ -21,6 +21,14 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  # a .venv made with --without-pip (or whose pip was removed): give it one
+  echo "== .venv has no pip; installing it with ensurepip"
+  if ! .venv/bin/python -m ensurepip --upgrade >/dev/null; then
+    echo "error: .venv has no pip and its Python cannot install one (no ensurepip; on Debian: apt-get install python3-venv); remove .venv and run this again" >&2
+    exit 1
+  fi
+fi
 pip_install() {
   # quiet, minus the notes about local wheel folders some machines' pip config names
   .venv/bin/python -m pip install -q "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
@@ -36,10 +44,33 @@ apt_install() {
 }
 can_apt() { command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; }
 pip_install --upgrade pip
-# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build. The project's machines
-# carry the CPU wheel of 2.13.0 locally; elsewhere set TORCH_INDEX_URL, e.g.
-# https://download.pytorch.org/whl/cpu, to get the CPU build.
-pip_install "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
+# torch first, pinned, and its CPU build: PyPI's torch wheel for Linux x86_64 is the CUDA build
+# (pinned or not), with several GB of NVIDIA packages. So torch comes from PyTorch's CPU index,
+# unless pip's own configuration already offers a CPU wheel of it (the project's machines
+# carry 2.13.0+cpu in a local wheel folder, and cannot reach that index). TORCH_INDEX_URL
+# overrides both (TORCH_INDEX_URL=https://pypi.org/simple: PyPI's CUDA build).
+TORCH=2.13.0
+TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+torch_installed() {
+  .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(not m.version('torch').startswith('$TORCH'))" 2>/dev/null
+}
+offered_cpu_torch() {
+  # what pip would take from its configured wheel folders alone (no index): a +cpu build?
+  .venv/bin/python -m pip install --dry-run --no-deps --no-index --ignore-installed --quiet --report - "torch==$TORCH" 2>/dev/null \
+    | .venv/bin/python -c "import json, sys; sys.exit(not any(p['metadata']['version'].endswith('+cpu') for p in json.load(sys.stdin)['install']))" 2>/dev/null
+}
+if torch_installed; then
+  :
+elif [ -n "${TORCH_INDEX_URL:-}" ]; then
+  echo "== installing torch $TORCH from TORCH_INDEX_URL=$TORCH_INDEX_URL"
+  pip_install "torch==$TORCH" --index-url "$TORCH_INDEX_URL"
+elif offered_cpu_torch; then
+  echo "== installing torch $TORCH, the CPU wheel in pip's configured wheel folders"
+  pip_install "torch==$TORCH"
+else
+  echo "== installing torch $TORCH, the CPU build, from $TORCH_CPU_INDEX"
+  pip_install "torch==$TORCH" --index-url "$TORCH_CPU_INDEX"
+fi
 pip_install -e ".[${EXTRAS}]"
 if [ "$PROFILE" = demo ]; then
   echo "== installed for the demo: $(.venv/bin/rlbench --version) (the tests need more: bash scripts/setup.sh)"

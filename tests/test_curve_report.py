@@ -101,7 +101,22 @@ def test_an_env_without_references_is_scored_by_mean_return(tmp_path):
     assert not run.normalized and run.final == 6.0
     assert list(curve_band([run])["iqm"]) == [2.0, 4.0]
     line = table_markdown(score_table([run])).splitlines()[2]
-    assert line == "| rlbench/MPE-SimpleSpread-v3 | dqn | 50 | 1 | 6.0 [6.0, 6.0] (return) | 10 s |"
+    assert line == "| rlbench/MPE-SimpleSpread-v3 | dqn | 50 | 1 | 6 [6, 6] (return) | 10 s |"
+
+
+def test_an_env_ranked_by_win_rate_without_references_is_scored_by_its_win_rate():
+    """ConnectFour has no normalized score and is ranked by win rate: the zoo's table showed
+    its mean return, marked "(return)", at one decimal (1.0 [0.9, 1.0])."""
+    root = Path(__file__).resolve().parents[1] / "baselines" / "results" / "ConnectFour-v3"
+    runs = [load_run(p) for p in find_runs([root])]
+    assert runs and all(not r.normalized and r.metric == "win_rate" for r in runs)
+    for run in runs:
+        result = json.loads((run.dir / "result.json").read_text())
+        assert run.final == result["aggregates"]["success_rate"]["point"]
+    (row,) = score_table(runs)
+    line = table_markdown([row]).splitlines()[2]
+    cell = (f"{row['iqm']:.3g} [{row['low']:.3g}, {row['high']:.3g}] (win_rate)")
+    assert f"| {cell} |" in line and "(return)" not in line
 
 
 def test_build_report_regenerates_the_same_figures_and_table(tmp_path):

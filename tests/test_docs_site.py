@@ -4,6 +4,7 @@ picture or transcript, and the committed previews are current."""
 from __future__ import annotations
 
 import html
+import os
 import shutil
 import subprocess
 import sys
@@ -91,11 +92,15 @@ def test_an_env_page_says_what_its_card_says():
     ma = get_card("rlbench/ConnectFour-v3")
     page = env_page_text.env_page(ma, None, everything, env_pages.card_file(ma))
     assert 'rlbench_suite.make_multiagent("rlbench/ConnectFour-v3", api="aec")' in page
-    assert "# agent 'player_0' against the card's opponents" in page
+    assert "# agent 'player_0' against a random opponent" in page
+    assert ("`gym.make` plays agent `player_0`; the other agents play uniformly random actions, "
+            "legal moves only (the card names no `opponents`)") in page  # fmt: skip
     coop = get_card("rlbench/CoopNav-v0")
     page = env_page_text.env_page(coop, None, everything, env_pages.card_file(coop))
     assert "# agent 'agent_0' beside the card's scripted partners" in page
-    assert "opponent" not in page.split("## Usage")[1].split("## Version")[0]
+    assert f"the other agents play `{coop.opponents}` (the card's `opponents`)" in page
+    snippet = page.split("## Usage")[1].split("```python")[1].split("```")[0]
+    assert "opponent" not in snippet  # partners (the card's field is named `opponents`)
     assert "wall time per run" in page or "No trained baseline yet." in page
 
 
@@ -109,10 +114,54 @@ def test_an_env_page_gives_the_wall_time_per_run_as_the_zoos_table_does():
     per_run = run_duration(trained.wall_time_s / len(trained.seeds))
     row = next(line for line in page.splitlines() if line.startswith(f"| `{trained.name}`"))
     assert f"| {per_run} |" in row and "wall time per run" in page
+    assert row.count(" | ") == 4  # five columns: nine overflowed Furo's page at 1280 px
+    assert f"- `{trained.name}` ({trained.algo}): `baselines/{trained.results}`" in page
     table = (DOCS / "baselines.md").read_text()
     zoo_row = next(line for line in table.splitlines()
                    if line.startswith(f"| {card.id} | {trained.algo} |"))  # fmt: skip
     assert zoo_row.rstrip().endswith(f"| {per_run} |"), (zoo_row, per_run)
+
+
+def _usage_code(card_id: str) -> str:
+    card = get_card(card_id)
+    page = env_page_text.env_page(card, None, {card.id: card}, env_pages.card_file(card))
+    return page.split("## Usage", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize("env_id", ["rlbench/Chess-v6", "rlbench/ConnectFour-v3",
+                                    "rlbench/TicTacToe-v3", "rlbench/CoopNav-v0",
+                                    "rlbench/CartPole-v1"])  # fmt: skip
+def test_usage_snippets_play_past_the_first_move(env_id):
+    """Chess's snippet sampled from the whole action space: an illegal move ended the game on
+    step 1. Masked games sample legal moves (info["action_mask"], obs["action_mask"])."""
+    code = _usage_code(env_id)
+    gym_part, *games = code.split("\ngame = ")
+    namespace: dict = {}
+    exec(compile(gym_part, f"{env_id} usage", "exec"), namespace)
+    assert namespace["step"] > 1, env_id
+    if "action-mask" in get_card(env_id).tags:
+        assert 'sample(mask=info["action_mask"])' in gym_part
+    for game in games:
+        namespace = {}
+        exec(compile(gym_part + "\ngame = " + game, f"{env_id} usage", "exec"), namespace)
+        assert namespace["step"] > 1, (env_id, game)
+
+
+def test_tables_name_the_scale_of_a_score_that_is_not_normalized():
+    """ConnectFour (no normalized score) showed a raw win rate 0.987 under "trained (normalized
+    IQM)", unmarked; DuelVsBotHard's 476 went unexplained (its expert wins 0.21)."""
+    connect, duel = get_card("rlbench/ConnectFour-v3"), get_card("rlbench/DuelVsBotHard-v0")
+    table = "\n".join(env_page_text.cards_table([connect, duel]))
+    assert "trained: IQM, normalized unless a metric is named" in table
+    won = env_page_text.interval_text(connect.trained[0].value)
+    assert f"| {won} win\\_rate, maskable_ppo |" in table
+    assert f"| {env_page_text.interval_text(duel.trained[0].normalized)} ppo |" in table
+    page = env_page_text.env_page(duel, None, {duel.id: duel}, env_pages.card_file(duel))
+    assert ("The expert reference (`module:rlbench_suite.envs.multiagent.duel.bots:HardBot`, "
+            "win\\_rate 0.21) is far below what the trained baseline") in page
+    assert "100 is the expert reference's level, not a ceiling" in page
+    plain = get_card("rlbench/CartPole-v1")
+    assert env_page_text.beyond_expert(plain) == []
 
 
 def test_reward_and_episode_end_sentences_are_about_the_reward_or_the_end():
@@ -128,6 +177,13 @@ def test_reward_and_episode_end_sentences_are_about_the_reward_or_the_end():
                         "at 200 steps."]  # fmt: skip
     ant = env_page_text.reward_and_end(get_card("rlbench/Ant-v5").description)
     assert len(ant) == 2 and ant[1].startswith("The episode ends when the torso")
+    chess = env_page_text.reward_and_end(get_card("rlbench/TextChess-v0").description)
+    assert chess[0].startswith("An illegal, ambiguous or unreadable command")  # not the
+    # opponent's search ("scored at the leaves") or its horizon, or its measured strength
+    for card in env_pages.suite_cards():  # no card's reference or figures sentences
+        for said in env_page_text.reward_and_end(card.description):
+            assert not said.startswith(("References", "Figures")), (card.id, said)
+            assert "on average" not in said and "%" not in said, (card.id, said)
 
 
 def test_the_api_reference_puts_re_exports_under_their_public_paths():
@@ -158,14 +214,21 @@ def _build(src: Path, out: Path) -> subprocess.CompletedProcess:
          str(out)], capture_output=True, text=True, timeout=1500)  # fmt: skip
 
 
-@pytest.mark.slow
-def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The site built from a copy of docs/ with a guide added: its folder and the build."""
+    tmp_path = tmp_path_factory.mktemp("site")
     src = tmp_path / "docs"
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "environments", "api"))
     (src / "zz-new-guide.md").write_text("# A guide added later\n\nPicked up by itself.\n")
-    done = _build(src, tmp_path / "html")
+    return tmp_path / "html", _build(src, tmp_path / "html")
+
+
+@pytest.mark.slow
+def test_the_site_builds_with_no_warning_and_has_every_page(built):
+    out, done = built
     assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
-    out = tmp_path / "html"
+    assert " INFO " not in done.stdout + done.stderr  # alembic's 7 lines, at every build
     for page in [*DOCS.glob("*.md"), *(DOCS / "tutorials").glob("*.md")]:
         assert (out / page.relative_to(DOCS).with_suffix(".html")).is_file(), page
     index = (out / "index.html").read_text()
@@ -197,3 +260,35 @@ def test_the_site_builds_with_no_warning_and_has_every_page(tmp_path):
     assert 'id="rlbench_suite.registry.make_multiagent"' not in top
     assert 'href="toplevel.html#rlbench_suite.EnvCard"' in api  # core.cards links to it
     assert "rank_env" in leaderboard and "run_pending" in leaderboard
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+WIDER = """() => { const width = document.querySelector('article').clientWidth;
+  return [...document.querySelectorAll('article table')].map(t => t.scrollWidth)
+    .filter(w => w > width + 2).map(w => `${w} px in ${width} px`); }"""
+
+
+@pytest.mark.slow
+def test_every_table_of_the_guides_and_environment_pages_fits_at_1280_px(built):
+    """At 1280 px Furo's content is about 740 px wide: the env pages' nine-column Trained
+    baselines table, their reference tables (long policy specs) and the seven-column family
+    and suite tables ran past it."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    out, done = built
+    assert done.returncode == 0
+    pages = sorted(out.glob("*.html")) + sorted((out / "tutorials").glob("*.html"))
+    pages += sorted((out / "environments").glob("*.html"))
+    pages = [p for p in pages if p.name not in ("genindex.html", "search.html")]  # Sphinx's
+    wide = {}
+    with sync_api.sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        view = browser.new_page(viewport={"width": 1280, "height": 900})
+        for page in pages:
+            view.goto(page.as_uri())
+            if found := view.evaluate(WIDER):
+                wide[page.relative_to(out).as_posix()] = found
+        browser.close()
+    assert len(pages) > 200 and wide == {}

@@ -104,10 +104,11 @@ def test_rlbench_info_render_writes_the_picture_and_says_where(tmp_path):
     assert f"wrote {out}" in proc.stdout and "policy baseline:Pendulum-v1/sac/seed-2" in proc.stdout
     same = write_preview("rlbench/Pendulum-v1", tmp_path / "p.gif")
     assert out.read_bytes() == same.path.read_bytes()
-    proc = run_cli("info", "rlbench/TextNav-v0", "--render", str(tmp_path / "nav.png"))
-    assert proc.returncode == 2 and "write a transcript instead" in proc.stderr
-    proc = run_cli("info", "rlbench/TextNav-v0", "--render", str(tmp_path / "nav.mp4"))
-    assert proc.returncode == 2 and "accepted are .gif or .png" in proc.stderr
+    for bad, said in (("nav.png", "write a transcript instead"),
+                      ("nav.mp4", "accepted are .gif or .png")):  # fmt: skip
+        proc = run_cli("info", "rlbench/TextNav-v0", "--render", str(tmp_path / bad))
+        assert proc.returncode == 2 and said in proc.stderr
+        assert proc.stdout == ""  # refused before the card's table, not after it
     proc = run_cli("info", "rlbench/CartPole-v1", "--render", str(tmp_path / "c.gif"),
                    "--policy", "randm")  # fmt: skip
     assert proc.returncode == 2 and "did you mean 'random'" in proc.stderr

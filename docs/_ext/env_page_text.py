@@ -12,12 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from env_usage import usage  # docs/_ext, beside this module
+
 from rlbench_suite.baselines.curve_report import run_duration
 from rlbench_suite.cli.common import interval, number
 from rlbench_suite.core.cards import EnvCard, Interval, RefScore, TrainedBaseline
 from rlbench_suite.core.catalog import RENAMED
 from rlbench_suite.core.scoring import SuccessRule
-from rlbench_suite.registry import supported_apis, wrapper_specs
+from rlbench_suite.registry import wrapper_specs
 
 FAMILY_TITLES = {
     "classic": "Classic control, Box2D and MiniGrid",
@@ -74,16 +76,18 @@ def sentences(text: str) -> list[str]:
 
 
 _TOPICS = {
-    "reward": re.compile(r"\breward|\bpayoff|\bpoints?\b|\bscore[sd]?\b", re.I),
+    "reward": re.compile(r"\breward|\bpayoff|\bpoints?\b|\bscores?\b", re.I),
     "termination": re.compile(
         r"\bends?\b(?![- ]effector)|\bending\b|terminat|truncat|\bcut at\b"
         r"|\bafter \d[\d,]* (steps|cycles|frames|turns)"
-        r"|\bepisode lasts|\bgame over|\bis over\b|\btime limit|\bhorizon",
+        r"|\bepisode lasts|\bgame over|\bis over\b|\btime limit|\bhorizon of\b",
         re.I,
     ),
 }
-MEASURED = re.compile(r"\b(on|over) seeds \d|\bseeds \d+ ?(\.\.|to) ?\d", re.I)
-"""A sentence reporting measured figures (its scores are not the reward's definition)."""
+MEASURED = re.compile(r"\b(on|over) seeds \d|\bseeds \d+ ?(\.\.|to) ?\d|^(References|Figures)\b"
+                      r"|\bon average\b|\d%", re.I)  # fmt: skip
+"""A sentence reporting measured figures or the references (its scores and ends are not the
+reward's definition or the episode's end)."""
 
 
 def reward_and_end(description: str) -> list[str]:
@@ -129,14 +133,9 @@ def trained_cell(card: EnvCard) -> str:
     if not card.trained:
         return "-"
     best = card.trained[0]
-    shown = best.normalized or best.value
-    return f"{interval_text(shown)} {best.algo}"
-
-
-def preview_cell(entry: dict[str, Any] | None) -> str:
-    if entry is None:
-        return "-"
-    return "GIF" if entry["kind"] == "gif" else "transcript"
+    if best.normalized is None:  # on the metric's own scale: say which
+        return f"{interval_text(best.value)} {md(card.primary_metric)}, {best.algo}"
+    return f"{interval_text(best.normalized)} {best.algo}"
 
 
 def _span(members: Iterable[EnvCard], kind: str) -> str:
@@ -144,52 +143,29 @@ def _span(members: Iterable[EnvCard], kind: str) -> str:
     return f"{number(min(values))} to {number(max(values))}" if values else "-"
 
 
-def cards_table(
-    selected: Iterable[EnvCard | Group], manifest: dict[str, dict[str, Any]]
-) -> list[str]:
-    """A table of cards (and groups) linking to their pages, from a page in ``environments/``."""
+def cards_table(selected: Iterable[EnvCard | Group]) -> list[str]:
+    """A table of cards (and groups) linking to their pages, from a page in ``environments/``.
+    Six columns, references without their spread (on each page): seven overflowed Furo's
+    content width at 1280 px; every page has its picture or transcript."""
     rows = []
     for c in selected:
         if isinstance(c, Group):
             first, n = c.members[0], len(c.members)
             trained = sum(bool(m.trained) for m in c.members)
-            kinds = sorted({preview_cell(manifest.get(m.id)) for m in c.members})
             rows.append((f"[{md(c.label)}]({c.page}.md)", first.api, md(first.primary_metric),
                          _span(c.members, "random"), _span(c.members, "expert"),
-                         f"{trained} of {n}" if trained else "-", ", ".join(kinds)))  # fmt: skip
+                         f"{trained} of {n}" if trained else "-"))  # fmt: skip
             continue
         rows.append((f"[{md(c.name)}]({page_name(c)}.md)", c.api, md(c.primary_metric),
-                     reference_cell(c.reference.random), reference_cell(c.reference.expert),
-                     trained_cell(c), preview_cell(manifest.get(c.id))))  # fmt: skip
-    header = ("environment", "API", "metric", "random", "expert", "trained (normalized IQM)",
-              "preview")  # fmt: skip
+                     _value(c.reference.random), _value(c.reference.expert),
+                     trained_cell(c)))  # fmt: skip
+    header = ("environment", "API", "metric", "random", "expert",
+              "trained: IQM, normalized unless a metric is named")  # fmt: skip
     return _table(header, rows)
 
 
-def others(card: EnvCard) -> str:
-    """The other agents of a multi-agent card's Gymnasium view, by the game's kind (its tags):
-    partners in a cooperative game, opponents in a competitive one."""
-    if "cooperative" in card.tags:
-        return "beside the card's scripted partners"
-    if "mixed-motive" in card.tags:
-        return "among the card's scripted other agents"
-    return "against the card's opponents"
-
-
-def usage(card: EnvCard) -> list[str]:
-    """A runnable snippet: ``gym.make`` (and ``make_multiagent`` for multi-agent cards)."""
-    lines = ["```python", "import gymnasium as gym", "", "import rlbench_suite", "",
-             f'env = gym.make("{card.id}")']  # fmt: skip
-    if card.is_multiagent:
-        lines[-1] += f"  # agent {card.agent!r} {others(card)}"
-    lines += ["obs, info = env.reset(seed=0)", "action = env.action_space.sample()",
-              "obs, reward, terminated, truncated, info = env.step(action)"]  # fmt: skip
-    if card.is_multiagent:
-        for api in supported_apis(card):
-            lines += ["", f'game = rlbench_suite.make_multiagent("{card.id}", api="{api}")',
-                      "game.reset(seed=0)"]  # fmt: skip
-    lines.append("```")
-    return lines
+def _value(ref: RefScore | None) -> str:
+    return "-" if ref is None else number(ref.value)
 
 
 def _reference_rows(card: EnvCard) -> list[str]:
@@ -216,24 +192,45 @@ def _reference_rows(card: EnvCard) -> list[str]:
     lines += ["", "Normalized score: " + (
         f"none ({md(problem)})." if problem else "0 = the random reference, 100 = the expert's."
     )]  # fmt: skip
-    return lines
+    return lines + beyond_expert(card)
+
+
+BEYOND_EXPERT = 120.0
+"""A trained baseline's normalized score above which its page says why (a weak expert)."""
+
+
+def beyond_expert(card: EnvCard) -> list[str]:
+    """Why a trained baseline scores far above 100: the expert reference is a level, not a
+    ceiling (DuelVsBotHard's expert, the hard bot playing player_0, wins 0.21 of its rounds)."""
+    expert = card.reference.expert
+    above = [t for t in card.trained if t.normalized and t.normalized.point > BEYOND_EXPERT]
+    if expert is None or not above:
+        return []
+    best = above[0]
+    return ["", f"The expert reference ({code(expert.policy)}, {md(card.primary_metric)} "
+            f"{number(expert.value)}) is far below what the trained baseline {code(best.name)} "
+            f"reaches ({md(card.primary_metric)} {interval_text(best.value)}), so its "
+            f"normalized score is {interval_text(best.normalized)}: 100 is the expert "
+            "reference's level, not a ceiling."]  # fmt: skip
 
 
 def _trained_rows(card: EnvCard) -> list[str]:
+    """Five columns (nine overflowed Furo's content width at 1280 px); where each baseline's
+    results are and when they were measured, in a list under the table."""
     if not card.trained:
         return ["No trained baseline yet."]
 
     def row(t: TrainedBaseline) -> tuple[str, ...]:
         normalized = interval_text(t.normalized) if t.normalized else "-"
-        return (code(t.name), t.algo, f"{t.budget_steps:,}", ", ".join(map(str, t.seeds)),
+        return (code(t.name), f"{t.budget_steps:,} steps; seeds {', '.join(map(str, t.seeds))}",
                 interval_text(t.value, 4), normalized,
-                run_duration(t.wall_time_s / len(t.seeds)), code(f"baselines/{t.results}"),
-                f"suite {t.suite_version}, {t.measured}")  # fmt: skip
+                run_duration(t.wall_time_s / len(t.seeds)))  # fmt: skip
 
-    header = ("baseline", "algorithm", "steps", "training seeds",
-              f"{md(card.primary_metric)}: IQM [95% CI]", "normalized: IQM [95% CI]",
-              "wall time per run", "results", "when")  # fmt: skip
-    return [*_table(header, [row(t) for t in card.trained]), "",
+    header = ("baseline", "training", f"{md(card.primary_metric)}: IQM [95% CI]",
+              "normalized: IQM [95% CI]", "wall time per run")  # fmt: skip
+    where = [f"- {code(t.name)} ({t.algo}): {code(f'baselines/{t.results}')}, suite "
+             f"{t.suite_version}, {t.measured}." for t in card.trained]  # fmt: skip
+    return [*_table(header, [row(t) for t in card.trained]), "", *where, "",
             "Each seed is scored by the evaluation harness under the card's protocol; the "
             "aggregate is the interquartile mean over seeds with a stratified-bootstrap 95% "
             "interval. The wall time is one seed's training, the mean over the seeds (as in "
@@ -344,25 +341,25 @@ def _spaces(card: EnvCard, entry: dict[str, Any] | None) -> list[str]:
                                     ("action", code(entry["action_space"]))]), ""]  # fmt: skip
 
 
-def family_text(family: str, entries: list[EnvCard | Group], manifest: dict[str, Any]) -> str:
+def family_text(family: str, entries: list[EnvCard | Group]) -> str:
     """The page of one family: a table of its cards and groups, and the toctree of their
     pages."""
     title = FAMILY_TITLES.get(family, family)
     count = _count(entries)
     pages = [e.page if isinstance(e, Group) else page_name(e) for e in entries]
     lines = [f"# {md(title)}", "", f"{count} environments of the `{family}` family.",
-             "", *cards_table(entries, manifest), "", "```{toctree}", ":hidden:", "",
+             "", *cards_table(entries), "", "```{toctree}", ":hidden:", "",
              *pages, "```", ""]  # fmt: skip
     return "\n".join(lines)
 
 
-def group_text(group: Group, manifest: dict[str, Any]) -> str:
+def group_text(group: Group) -> str:
     """The page of a generated family: a table of its members."""
     first = group.members[0]
     lines = [f"# {md(group.label)}", "",
              f"{len(group.members)} generated environments of the `{first.family}` family, "
              f"built by {code(first.entry_point)}.", "",
-             *cards_table(group.members, manifest), ""]  # fmt: skip
+             *cards_table(group.members), ""]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -370,12 +367,12 @@ def _count(entries: Iterable[EnvCard | Group]) -> int:
     return sum(len(e.members) if isinstance(e, Group) else 1 for e in entries)
 
 
-def suite_text(suite: str, entries: list[EnvCard | Group], manifest: dict[str, Any]) -> str:
+def suite_text(suite: str, entries: list[EnvCard | Group]) -> str:
     """The page of one suite: a table of its cards."""
     lines = [f"# Suite {md(suite)}", "",
              f"{_count(entries)} environments; evaluate them together with "
              f"`rlbench benchmark {suite} --policy SPEC` (see [Evaluation](../evaluation.md)).", "",
-             *cards_table(entries, manifest), ""]  # fmt: skip
+             *cards_table(entries), ""]  # fmt: skip
     return "\n".join(lines)
 
 

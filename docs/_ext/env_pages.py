@@ -108,12 +108,12 @@ def _pages(selected: list[EnvCard], manifest: dict[str, dict[str, Any]]) -> dict
     group_of: dict[str, Group] = {}
     for family, members in by_family.items():
         entries = _groups(members)
-        pages[family_page(family)] = family_text(family, entries, manifest)
+        pages[family_page(family)] = family_text(family, entries)
         for group in (e for e in entries if isinstance(e, Group)):
-            pages[group.page] = group_text(group, manifest)
+            pages[group.page] = group_text(group)
             group_of.update({c.id: group for c in group.members})
     for suite, members in by_suite.items():
-        pages[suite_page(suite)] = suite_text(suite, _groups(members), manifest)
+        pages[suite_page(suite)] = suite_text(suite, _groups(members))
     for card in selected:
         pages[page_name(card)] = env_page(card, manifest.get(card.id), everything,
                                           card_file(card), group_of.get(card.id))  # fmt: skip

@@ -9,8 +9,8 @@ and algorithm are the seeds of one curve:
   has one (its references), else of the mean return; seeds whose curve points fall at
   different steps are interpolated onto the steps they share;
 - the table has one row per env and algorithm: the budget, the number of seeds, the IQM across
-  seeds of the final evaluation (``result.json``: its normalized score, else its mean return)
-  with its 95% interval, and the mean wall time per run.
+  seeds of the final evaluation (``result.json``: its normalized score, else the card's
+  primary metric, named) with its 95% interval, and the mean wall time per run.
 
 :func:`build_report` regenerates a docs page's figures and table from a folder of runs.
 """
@@ -52,8 +52,10 @@ class RunData:
     curve: list[dict[str, float]]
     final: float | None
     """The final evaluation's normalized score (where the card has references), else its
-    mean return; None when the run has no result.json yet."""
+    value of the card's primary metric; None when the run has no result.json yet."""
     normalized: bool
+    metric: str = "return"
+    """The card's primary metric (the scale of ``final`` when not ``normalized``)."""
 
 
 def find_runs(paths: list[str | Path]) -> list[Path]:
@@ -87,11 +89,11 @@ def load_run(path: str | Path) -> RunData:
     if result_file.is_file():
         result = json.loads(result_file.read_text(encoding="utf-8"))
         aggregates = result["aggregates"]
+        metric = "success_rate" if scored_by_success(card.primary_metric) else "return_mean"
         score = (result.get("normalized_score") or {}).get("point") if references else None
         if references and score is None:  # scored before the card had both references
-            metric = "success_rate" if scored_by_success(card.primary_metric) else "return_mean"
             score = normalized_score(aggregates[metric]["point"], *references)
-        final = score if score is not None else aggregates["return_mean"]["point"]
+        final = score if score is not None else aggregates[metric]["point"]
     return RunData(
         folder,
         run["env_id"],
@@ -103,6 +105,7 @@ def load_run(path: str | Path) -> RunData:
         _normalize_curve(read_curve(folder / CURVE_FILE), card),
         final,
         references is not None,
+        card.primary_metric,
     )
 
 
@@ -233,6 +236,7 @@ def score_table(runs: list[RunData]) -> list[dict[str, Any]]:
                 "budget": max(r.budget for r in members),
                 "seeds": len(finals),
                 "normalized": all(r.normalized for r in members if r.final is not None),
+                "metric": members[0].metric,
                 "iqm": estimate.point if estimate else None,
                 "low": estimate.low if estimate else None,
                 "high": estimate.high if estimate else None,
@@ -243,8 +247,8 @@ def score_table(runs: list[RunData]) -> list[dict[str, Any]]:
 
 
 def table_markdown(rows: list[dict[str, Any]]) -> str:
-    """The score table as Markdown (a normalized score where the card has one, else the mean
-    return, marked as such)."""
+    """The score table as Markdown (a normalized score where the card has one, else the card's
+    primary metric at three significant digits, marked with its name)."""
     lines = [
         "| env | algorithm | budget (steps) | seeds | IQM normalized score [95% CI] "
         "| wall time per run |",
@@ -254,8 +258,9 @@ def table_markdown(rows: list[dict[str, Any]]) -> str:
         if row["iqm"] is None:
             score = "no result"
         else:
-            score = f"{row['iqm']:.1f} [{row['low']:.1f}, {row['high']:.1f}]"
-            score += "" if row["normalized"] else " (return)"
+            score = (f"{row['iqm']:.1f} [{row['low']:.1f}, {row['high']:.1f}]" if row["normalized"]
+                     else f"{row['iqm']:.3g} [{row['low']:.3g}, {row['high']:.3g}] "
+                     f"({row['metric']})")  # fmt: skip
         lines.append(
             f"| {row['env_id']} | {row['algo']} | {row['budget']:,} | {row['seeds']} | {score} | "
             f"{run_duration(row['wall_time_s'])} |"

@@ -161,7 +161,7 @@ def info(
         from rlbench_suite.previews import check_preview_path
 
         try:
-            check_preview_path(render)
+            check_preview_path(render, card)  # before the table: the error is all it prints
         except ValueError as exc:
             raise fail(exc) from None
     table = Table(title=card.id, show_header=False)

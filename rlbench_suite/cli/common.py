@@ -133,11 +133,21 @@ def main(
     """rlbench-suite command line."""
     # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    importable_here()
     if cards:
         try:
             rlbench_suite.register_cards(cards)
         except CardError as exc:
             raise fail(str(exc)) from None
+
+
+def importable_here() -> None:
+    """Let modules in the working directory import, as under ``python -m``: a card's
+    ``entry_point = "mylab_envs:Corridor"`` or ``--policy module:mylab_envs:walk_right`` next
+    to the cards. Appended, so the working directory never shadows an installed package."""
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -11,8 +11,9 @@ from rlbench_suite.cli.common import app, console, errors, fail
 from rlbench_suite.demo.defaults import (
     DEFAULT_DATASET,
     DEFAULT_PORT,
-    QUICK_TRAIN_SECONDS,
-    TRAIN_SECONDS,
+    QUICK_TRAIN_STEPS,
+    TRAIN_CAP_SECONDS,
+    TRAIN_STEPS,
 )
 
 
@@ -29,7 +30,8 @@ def demo(
                      "leaderboard.sqlite)."),
     ] = None,
     quick: Annotated[
-        bool, typer.Option(help="One card per family and 5 s of training (the tests).")
+        bool, typer.Option(help=f"One card per family and {QUICK_TRAIN_STEPS:,} steps of "
+                           "training (the tests).")
     ] = False,
     serve: Annotated[
         bool, typer.Option(help="Serve the site at the end until Ctrl-C (--no-serve: stop "
@@ -40,11 +42,15 @@ def demo(
         typer.Option(min=0, max=65535, help=f"Port of the site on 127.0.0.1 (default "
                      f"{DEFAULT_PORT}, or a free one when taken; 0: any free port)."),
     ] = None,
-    train_seconds: Annotated[
-        float | None,
-        typer.Option(min=1, help=f"Wall seconds of quadrotor training (default "
-                     f"{TRAIN_SECONDS:g}; --quick {QUICK_TRAIN_SECONDS:g})."),
+    train_steps: Annotated[
+        int | None,
+        typer.Option(min=1, help=f"Quadrotor training's budget in env steps; it stops earlier "
+                     f"at success 0.9 (default {TRAIN_STEPS}; --quick {QUICK_TRAIN_STEPS})."),
     ] = None,
+    train_seconds: Annotated[
+        float, typer.Option(min=1, help="A wall-time cap on quadrotor training, for a busy "
+                            "machine (a run it stops says so).")
+    ] = TRAIN_CAP_SECONDS,
     dataset: Annotated[
         str, typer.Option(help="The dataset to mirror and download.")
     ] = DEFAULT_DATASET,
@@ -62,7 +68,8 @@ def demo(
         raise fail(exc) from None
     options = DemoOptions(
         data_dir=(data_dir or default_data_dir()).expanduser().resolve(), db=db, quick=quick,
-        serve=serve, port=port, train_seconds=train_seconds, dataset=dataset,
+        serve=serve, port=port, train_steps=train_steps, train_seconds=train_seconds,
+        dataset=dataset,
     )  # fmt: skip
     demo_run = None
     try:

@@ -1,12 +1,15 @@
-"""The demo's training: ``fast_ppo`` on QuadHover's batched NumPy backend, for a wall-time budget.
+"""The demo's training: ``fast_ppo`` on QuadHover's batched NumPy backend, for a step budget.
 
 The hyperparameters are the zoo's (``baselines/hyperparams/fast_ppo.yaml``), with the
 learning-rate schedule of the entry's full budget, as ``benchmarks/bench_training.py`` times
-it to a goal. Every :data:`SCREEN_EVERY_S` seconds of training the policy is flown on the
-batched backend for the curve seeds (``baselines.curves.curve_seeds``: inside the training
-range, never an evaluation seed); the best snapshot is kept, and training stops at the wall
-budget or once a snapshot reaches :data:`GOAL` there. The snapshot is exported to ONNX with
-its sidecar; the caller scores it on the PyBullet env with the harness.
+it to a goal. Every :data:`SCREEN_EVERY_UPDATES` updates the policy is flown on the batched
+backend for the curve seeds (``baselines.curves.curve_seeds``: inside the training range,
+never an evaluation seed); the best snapshot is kept, and training stops once a snapshot
+reaches :data:`GOAL` there, at the step budget, or at the wall-time cap. Training is
+deterministic per seed (one torch thread) and the screens fall on fixed updates, so the same
+seed stops at the same step on any machine; a busy machine only takes longer. The snapshot
+is exported to ONNX with its sidecar; the caller scores it on the PyBullet env with the
+harness.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ if TYPE_CHECKING:
 
 QUAD_ID = "rlbench/QuadHover-v0"
 DEMO_SEED = 1
-"""The training seed: of the five the training benchmark timed to PyBullet success 0.9 with
-these hyperparameters, the quickest (45.5 s; median 55.7 s; benchmarks/results/training.json).
-Training is deterministic (one torch thread), so the same seed learns the same way here."""
-SCREEN_EVERY_S = 10.0
+"""The training seed: of the five that the training benchmark times to PyBullet success 0.9
+with these hyperparameters, the quickest (its times and steps: ``time_to_solve_quadhover`` in
+benchmarks/results/training.json). Training is deterministic (one torch thread), so the same
+seed learns the same way here, in the same steps."""
+SCREEN_EVERY_UPDATES = 5
+"""Updates (of ``n_envs x num_steps`` env steps each) between two screens of the policy."""
 SCREEN_EPISODES = 50
 GOAL = 0.9
 """Success on the batched backend at which training stops early (PyBullet adds contacts
@@ -62,6 +67,14 @@ class QuadRun:
     best: Screen
     screens: list[Screen]
     stopped: str
+    """Why training stopped, as a sentence."""
+    reached: bool
+    """Whether the kept snapshot reached :data:`GOAL` on the batched backend."""
+
+    @property
+    def steps_per_s(self) -> float:
+        """Training speed (screens not counted)."""
+        return self.steps / max(self.seconds, 1e-9)
 
 
 def demo_method(card: EnvCard, run: QuadRun) -> NewMethod:
@@ -102,9 +115,25 @@ Progress = Callable[[int, float, Screen | None], None]
 """Called as ``(steps, seconds, last screen)`` after every update."""
 
 
-def train_quad(card: EnvCard, folder: Path, seconds: float, seed: int = DEMO_SEED,
+def stop_reason(best: Screen, steps: int, seconds: float, budget: int, cap_s: float) -> str:
+    """Why a run stopped, as a sentence; one that missed the goal says how to rerun it."""
+    if best.success_rate >= GOAL:
+        return (f"reached success {best.success_rate:.2f} on the batched backend at "
+                f"{best.steps:,} steps")  # fmt: skip
+    missed = (f"did not reach success {GOAL} on the batched backend (best "
+              f"{best.success_rate:.2f} at {best.steps:,} steps)")  # fmt: skip
+    if steps < budget:
+        rate = steps / max(seconds, 1e-9)
+        return (f"{missed} in {seconds:.0f} s at {rate:,.0f} steps/s, {steps:,} of the "
+                f"{budget:,}-step budget: the machine is busy; rerun with --train-seconds "
+                f"{max(2 * cap_s, 1.5 * budget / rate):.0f} (a wall-time cap, not a budget)")
+    return f"{missed} within its budget of {budget:,} steps; rerun with --train-steps {2 * budget}"
+
+
+def train_quad(card: EnvCard, folder: Path, steps: int, cap_s: float, seed: int = DEMO_SEED,
                progress: Progress | None = None) -> QuadRun:  # fmt: skip
-    """Train for ``seconds`` of wall time (module doc); the best snapshot as ONNX in ``folder``."""
+    """Train for ``steps`` env steps (rounded up to whole updates) or until the goal, within
+    ``cap_s`` seconds of wall time (module doc); the best snapshot as ONNX in ``folder``."""
     from rlbench_suite.baselines import fast_ppo
     from rlbench_suite.baselines.algorithms import get_algorithm
     from rlbench_suite.baselines.curves import curve_seeds
@@ -115,12 +144,13 @@ def train_quad(card: EnvCard, folder: Path, seconds: float, seed: int = DEMO_SEE
     n_envs = params.entry.n_envs
     seeds = training_seeds(card, seed, n_envs)
     cfg = fast_ppo.PPOConfig(**params.algo_kwargs, total_timesteps=int(params.entry.n_timesteps))
+    budget = min(steps, cfg.total_timesteps)
     envs = make_vector_env(card, n_envs)
     state = fast_ppo.new_state(envs, cfg, seed)
     batched = partial(gym.make_vec, card.id, vectorization_mode="vector_entry_point")
     screens: list[Screen] = []
     kept: dict = {}
-    started, paused, next_screen = time.perf_counter(), 0.0, SCREEN_EVERY_S
+    started, paused = time.perf_counter(), 0.0
 
     def look(s: fast_ppo.TrainState, trained: float) -> Screen:
         score = evaluate_vector(batched, s.agent.predict, curve_seeds(SCREEN_EPISODES))
@@ -131,32 +161,26 @@ def train_quad(card: EnvCard, folder: Path, seconds: float, seed: int = DEMO_SEE
         return screens[-1]
 
     def at_update(s: fast_ppo.TrainState) -> bool:
-        nonlocal paused, next_screen
+        nonlocal paused
         now = time.perf_counter()
         trained = now - started - paused
-        done = trained >= seconds
-        if trained >= next_screen or done:
-            next_screen = trained + SCREEN_EVERY_S
+        done = s.global_step >= budget or trained >= cap_s
+        if s.update % SCREEN_EVERY_UPDATES == 0 or done:
             done = look(s, trained).success_rate >= GOAL or done
             paused += time.perf_counter() - now
         if progress is not None:
-            progress(s.global_step, min(trained, seconds), screens[-1] if screens else None)
+            progress(s.global_step, trained, screens[-1] if screens else None)
         return done
 
     try:
         fast_ppo.train(envs, cfg, seed, state=state, threads=1, on_update=at_update)
     finally:
         envs.close()
-    if not screens or screens[-1].steps != state.global_step:  # the budget ended it first
+    if not screens or screens[-1].steps != state.global_step:  # the entry's budget ended it
         look(state, time.perf_counter() - started - paused)
     trained_s = time.perf_counter() - started - paused
     best = kept["screen"]
-    if best.success_rate >= GOAL:
-        stopped = f"reached success {best.success_rate:.2f} on the batched backend"
-    elif trained_s >= seconds:
-        stopped = f"wall budget of {seconds:g} s"
-    else:
-        stopped = f"the entry's budget of {cfg.total_timesteps} steps"
+    stopped = stop_reason(best, state.global_step, trained_s, budget, cap_s)
     state.agent.load_state_dict(kept["agent"])
     folder.mkdir(parents=True, exist_ok=True)
     policy = fast_ppo.export_onnx(state.agent, folder / "policy.onnx")
@@ -166,4 +190,5 @@ def train_quad(card: EnvCard, folder: Path, seconds: float, seed: int = DEMO_SEE
         extra={"trained_s": round(trained_s, 1), "stopped": stopped,
                "screen": {"seeds": "curve seeds", "success_rate": best.success_rate}},
     ))  # fmt: skip
-    return QuadRun(policy, state.global_step, trained_s, n_envs, best, screens, stopped)
+    return QuadRun(policy, state.global_step, trained_s, n_envs, best, screens, stopped,
+                   best.success_rate >= GOAL)  # fmt: skip

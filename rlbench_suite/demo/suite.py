@@ -30,6 +30,14 @@ class Pick:
     committed: Path
     """That seed's committed result, whose evaluation wall time ranks the candidates."""
     cost_s: float
+    algo: str = ""
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        """What the summary table calls the baseline: its algorithm and seed (the env has
+        its own column)."""
+        return f"{self.algo} seed {self.seed}"
 
 
 def committed_baselines() -> list[Pick]:
@@ -40,7 +48,8 @@ def committed_baselines() -> list[Pick]:
             committed = results_dir(card, trained.algo, min(trained.seeds)) / "result.json"
             if committed.is_file():
                 cost = load_result(committed).wall_time_s
-                found.append(Pick(card, trained.name, committed, float(cost)))
+                found.append(Pick(card, trained.name, committed, float(cost), trained.algo,
+                                  min(trained.seeds)))  # fmt: skip
                 break
     return found
 

@@ -38,12 +38,15 @@ def summary_rows(factory: Any,
         if entry.shipped is not None:
             notes.append(shipped_note(factory, entry))
         verified = "yes" if entry.why_not is None else "no"
+        if entry.shortfall is not None:
+            notes.append(f"short of its goal: {entry.card.id} ({entry.label}): "
+                         f"{entry.shortfall}")  # fmt: skip
         if entry.why_not is not None:
             why = entry.why_not if len(entry.why_not) <= 200 else entry.why_not[:199] + "…"
             notes.append(f"not verified: {entry.card.id} ({entry.label}): {why}")
-        # the rlbench/ namespace and the baseline: scheme left out: the table fits 80 columns
+        # the rlbench/ namespace left out, and the env from the baseline's label: 80 columns
         name = entry.card.id.removeprefix(f"{NAMESPACE}/")
-        rows.append((name, entry.label.removeprefix("baseline:"), score, over, verified))
+        rows.append((name, entry.label, score, over, verified))
     return rows, notes
 
 
