@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
-from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -33,28 +32,9 @@ from rlbench_suite.leaderboard.models import (
     VerificationJob,
 )
 from rlbench_suite.leaderboard.queries import methods_with_results
+from rlbench_suite.leaderboard.query_params import known_query_params
 from rlbench_suite.leaderboard.store import RefusedResult, accept_result
 from rlbench_suite.leaderboard.tokens import authenticate
-
-
-def _query_names(dependant: Dependant) -> set[str]:
-    names = {param.alias for param in dependant.query_params}
-    for sub in dependant.dependencies:
-        names |= _query_names(sub)
-    return names
-
-
-def known_query_params(request: Request) -> None:
-    """Refuse a query parameter the route does not take: a misspelt filter (``env_id`` for
-    ``env``) would otherwise be ignored and the answer would hold everything."""
-    route = request.scope["route"]
-    accepted = _query_names(route.dependant)
-    unknown = sorted(set(request.query_params) - accepted)
-    if unknown:
-        names = ", ".join(repr(name[:40]) for name in unknown[:5])
-        takes = ", ".join(sorted(accepted)) or "no query parameters"
-        raise HTTPException(422, f"unknown query parameter {names}; {route.path} takes: {takes}")
-
 
 router = APIRouter(prefix="/api", dependencies=[Depends(known_query_params)])
 TOKEN_HELP = "send 'Authorization: Bearer <token>' (issued by `rlbench leaderboard token create`)"

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from rlbench_suite.leaderboard.pages import render
+from rlbench_suite.leaderboard.query_params import known_query_params
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 METHODS = ("get", "post", "put", "patch", "delete")
 CONSTRAINTS = ("minimum", "maximum", "minLength", "maxLength", "format", "default")
 

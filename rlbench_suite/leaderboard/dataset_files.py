@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from sqlalchemy import select
 
@@ -26,8 +26,11 @@ from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.datasets.server import RangeNotSatisfiable, byte_range, refused
 from rlbench_suite.leaderboard.models import Environment
 from rlbench_suite.leaderboard.pages import render
+from rlbench_suite.leaderboard.query_params import known_query_params
 
-router = APIRouter()  # the page is left out of the OpenAPI document, the API is in it
+router = APIRouter(
+    dependencies=[Depends(known_query_params)]
+)  # the page is left out of the OpenAPI document, the API is in it
 files_router = APIRouter(include_in_schema=False)
 CHUNK = 1 << 20
 

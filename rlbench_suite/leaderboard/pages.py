@@ -6,7 +6,7 @@ import functools
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
@@ -22,10 +22,11 @@ from rlbench_suite.leaderboard.models import (
     Suite,
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
-from rlbench_suite.leaderboard.wording import counted, fixed
+from rlbench_suite.leaderboard.query_params import known_query_params
+from rlbench_suite.leaderboard.wording import counted, fixed, score, significant
 from rlbench_suite.resources import content_dir
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 SVG = "image/svg+xml"
 
 
@@ -35,6 +36,8 @@ def templates() -> Jinja2Templates:
     found = Jinja2Templates(directory=content_dir("leaderboard") / "templates")
     found.env.filters["counted"] = counted  # {{ n|counted("environment") }}
     found.env.filters["fixed"] = fixed  # {{ x|fixed(1) }}: "0.0" where "%.1f" writes "-0.0"
+    found.env.filters["significant"] = significant  # {{ x|significant(4) }}
+    found.env.filters["score"] = score  # {{ x|score(normalized) }}: 98.7, or a rate's 0.987
     return found
 
 
@@ -45,13 +48,12 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
-def _filters(request: Request, session: Session) -> tuple[views.Filters, str | None]:
-    """The filters from the query string, and an error message for bad ones."""
-    params = request.query_params
+def _filters(
+    session: Session, budget: str | None, verification: str | None, family: str | None
+) -> tuple[views.Filters, str | None]:
+    """The filters the query string names, and an error message for bad ones."""
     try:
-        return views.checked_filters(
-            session, params.get("budget"), params.get("verification"), params.get("family")
-        ), None
+        return views.checked_filters(session, budget, verification, family), None
     except ValueError as exc:
         return views.Filters(), str(exc)
 
@@ -93,12 +95,19 @@ def home(request: Request) -> HTMLResponse:
 
 
 @router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
-def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
-    protocol = request.query_params.get("protocol") or None
+def env_page(
+    request: Request,
+    namespace: str,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+    protocol: str | None = None,
+) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(request, session)
+        filters, problem = _filters(session, budget, verification, family)
         env = views.get_env(session, f"{namespace}/{name}")
-        table = views.env_ranking(session, env.id, filters, protocol)
+        table = views.env_ranking(session, env.id, filters, protocol or None)
         return render(
             request,
             "env.html",
@@ -115,23 +124,32 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
 
 
 @router.get("/plots/envs/{namespace}/{name}.svg")
-def env_plot(request: Request, namespace: str, name: str) -> Response:
+def env_plot(
+    request: Request,
+    namespace: str,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+    protocol: str | None = None,
+) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(request, session)
-        table = views.env_ranking(
-            session,
-            f"{namespace}/{name}",
-            filters,
-            request.query_params.get("protocol") or None,
-        )
+        filters, _ = _filters(session, budget, verification, family)
+        table = views.env_ranking(session, f"{namespace}/{name}", filters, protocol or None)
     groups = tuple((label, tuple(scores)) for label, scores in table["run_scores"].items())
     return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
 
 
 @router.get("/suites/{name}", response_class=HTMLResponse)
-def suite_page(request: Request, name: str) -> HTMLResponse:
+def suite_page(
+    request: Request,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(request, session)
+        filters, problem = _filters(session, budget, verification, family)
         table = views.suite_ranking(session, name, filters)
         return render(
             request,
@@ -146,9 +164,15 @@ def suite_page(request: Request, name: str) -> HTMLResponse:
 
 
 @router.get("/plots/suites/{name}.svg")
-def suite_plot(request: Request, name: str) -> Response:
+def suite_plot(
+    request: Request,
+    name: str,
+    budget: str | None = None,
+    verification: str | None = None,
+    family: str | None = None,
+) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(request, session)
+        filters, _ = _filters(session, budget, verification, family)
         table = views.suite_ranking(session, name, filters)
     profiles = table["profiles"]
     curves = tuple(
@@ -166,7 +190,27 @@ def method_page(request: Request, name: str) -> HTMLResponse:
             raise HTTPException(404, f"no method {name!r} on this leaderboard")
         results, _ = views.list_results(session, method=name, limit=500)
         runs = {r.result_id: r.score for r in method_runs(session, method)}
-        return render(request, "method.html", method=method, results=results, scores=runs)
+        normalized = views.normalized_envs(session, {r["env_id"] for r in results})
+        return render(
+            request,
+            "method.html",
+            method=method,
+            results=results,
+            scores=runs,
+            normalized=normalized,
+        )
+
+
+@router.get("/methods", response_class=HTMLResponse)
+def methods_index(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        return render(request, "methods.html", methods=views.method_index(session))
+
+
+@router.get("/envs", response_class=HTMLResponse)
+def envs_index(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        return render(request, "envs.html", envs=views.env_index(session))
 
 
 def _result(session, result_id: int) -> Result:
@@ -200,9 +244,10 @@ def result_plot(request: Request, result_id: int) -> Response:
 
 
 @router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request) -> HTMLResponse:
-    params = request.query_params
-    first, second, suite = params.get("a"), params.get("b"), params.get("suite") or None
+def compare_page(
+    request: Request, a: str | None = None, b: str | None = None, suite: str | None = None
+) -> HTMLResponse:
+    first, second, suite = a, b, suite or None
     with request.app.state.factory() as session:
         methods = [m.name for m in session.scalars(methods_with_results())]
         suites = list(session.scalars(select(Suite.name).order_by(Suite.name)))
