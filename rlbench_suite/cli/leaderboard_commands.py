@@ -84,20 +84,27 @@ def init(db: DbOption = None) -> None:
 @leaderboard_app.command("migrate")
 def migrate(
     db: DbOption = None,
-    revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
+    revision: Annotated[
+        str, typer.Option(help="Target revision: head, base (no tables) or a script's, e.g. 0001.")
+    ] = "head",
+    downgrade: Annotated[
+        bool, typer.Option(help="Allow going back to an older revision (drops data).")
+    ] = False,
 ) -> None:
     """Bring the database's schema to a revision (default: the newest)."""
     from rlbench_suite.leaderboard.db import DatabaseURLError, make_engine, shown_url
-    from rlbench_suite.leaderboard.migrate import current_revision, upgrade
+    from rlbench_suite.leaderboard.migrate import RevisionError, current_revision, migrate_to
 
     url = database_url(db)
     try:
         engine = make_engine(url)
-    except DatabaseURLError as exc:
+        before = current_revision(engine)
+        after = migrate_to(engine, revision, downgrade)
+    except (DatabaseURLError, RevisionError) as exc:
         raise fail(exc) from None
-    before = current_revision(engine)
-    after = upgrade(engine, revision)
-    console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}", soft_wrap=True)
+    console.print(
+        f"{shown_url(url)}: schema {before or '(empty)'} -> {after or '(empty)'}", soft_wrap=True
+    )
 
 
 VERIFY_HELP = (
@@ -401,8 +408,10 @@ def method_edit(
     paper_url: Annotated[str | None, typer.Option(help="http(s) link to the paper.")] = None,
     code_url: Annotated[str | None, typer.Option(help="http(s) link to the code.")] = None,
     description: Annotated[str | None, typer.Option(help="A description.")] = None,
-    family: Annotated[str | None, typer.Option(
-        help="Algorithm family (the rankings' filter), e.g. policy-gradient.")] = None,
+    family: Annotated[
+        str | None,
+        typer.Option(help="Algorithm family (the rankings' filter), e.g. policy-gradient."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Edit any method's metadata on the server's database (the API lets only the token that
