@@ -56,6 +56,12 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     # the same policy, the same seeds: the re-evaluation agrees with the self-reported result
     self_reported = json.loads(ZOO_RESULT.read_text())
     assert row.document["returns"] == self_reported["returns"]
+    # its provenance names a command a user can run on the artifact, not the worker's files
+    command = row.document["provenance"]["command"]
+    assert command == ["rlbench", "eval", "rlbench/CartPole-v1", "--policy",
+                       f"onnx:{job['artifact_sha256']}.onnx", "--workers", "1"]  # fmt: skip
+    shown = client.get(f"/results/{status['result']}").text
+    assert f"<code>{' '.join(command)}</code>" in shown and "rlbench-verify-" not in shown
     # the zoo's self-reported result of this policy is reproduced exactly: now verified too;
     # the altered one is not, and the difference is reported
     with factory() as session:

@@ -228,7 +228,8 @@ def _worker(url: str, limits: WorkerLimits) -> Iterator[None]:
             console.print(
                 f"verification worker: pid {process.pid} (--no-worker runs none); each "
                 f"verification gets {limits.cpu_s} CPU s, {limits.wall_s:g} wall s, "
-                f"{limits.memory_gb:g} GiB"
+                f"{limits.memory_gb:g} GiB",
+                soft_wrap=True,
             )
             yield
     finally:

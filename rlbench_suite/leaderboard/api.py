@@ -32,7 +32,7 @@ from rlbench_suite.leaderboard.models import (
     VerificationJob,
 )
 from rlbench_suite.leaderboard.queries import methods_with_results
-from rlbench_suite.leaderboard.query_params import known_query_params
+from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
 from rlbench_suite.leaderboard.store import RefusedResult, accept_result
 from rlbench_suite.leaderboard.tokens import authenticate
 
@@ -68,14 +68,9 @@ Token = Annotated[int, Depends(require_token)]
 RowId = Annotated[int, Path(ge=0, le=MAX_ROW_ID)]
 
 
-def _filters(
-    session: Session,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
-) -> views.Filters:
+def _filters(session: Session, query: FilterQuery) -> views.Filters:
     try:
-        return views.checked_filters(session, budget, verification, family)
+        return views.checked_filters(session, query.budget, query.verification, query.family)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -237,14 +232,12 @@ def env_ranking(
     request: Request,
     namespace: str,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
     protocol: str | None = None,
 ) -> dict[str, Any]:
     """An environment's ranking (IQM normalized score, 95% intervals, rank ranges)."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget, verification, family)
+        filters = _filters(session, query)
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
@@ -266,13 +259,11 @@ def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
 def suite_ranking(
     request: Request,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
 ) -> dict[str, Any]:
     """A suite's aggregate ranking and performance profiles."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget, verification, family)
+        filters = _filters(session, query)
         return views.suite_ranking(session, name, filters)
 
 
@@ -292,7 +283,7 @@ def list_results(
     The ``X-Total-Count`` header says how many match, and ``Link`` names the next and
     previous pages (RFC 8288, as GitHub's API pages)."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget=budget, verification=verification)
+        filters = _filters(session, FilterQuery(budget, verification))
         rows, total = views.list_results(
             session,
             env_id=env,

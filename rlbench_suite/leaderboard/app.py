@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -48,14 +47,4 @@ def create_app(
     app.include_router(dataset_files.files_router)  # /<dataset id>/<file>: the site is a remote
 
     errors.install(app)
-    allow_head(app)
     return app
-
-
-def allow_head(app: FastAPI) -> None:
-    """Let every page (a GET route outside the API schema) answer HEAD as well: a link checker
-    or ``curl -I`` gets the page's status and headers (uvicorn sends no body for HEAD). The API
-    stays GET-only, as its OpenAPI document says."""
-    for route in app.routes:
-        if isinstance(route, APIRoute) and not route.include_in_schema and "GET" in route.methods:
-            route.methods.add("HEAD")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,12 +23,19 @@ from rlbench_suite.leaderboard.models import (
     Suite,
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
-from rlbench_suite.leaderboard.query_params import known_query_params
+from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
 from rlbench_suite.leaderboard.wording import counted, fixed, score, significant
 from rlbench_suite.resources import content_dir
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 SVG = "image/svg+xml"
+
+
+def page(route_of: APIRouter, path: str, **kwargs: Any) -> Callable:
+    """``route_of.get(path)`` that answers HEAD too: a link checker or ``curl -I`` gets the
+    page's status and headers (uvicorn sends no body for HEAD). The API stays GET-only, as its
+    OpenAPI document says."""
+    return route_of.api_route(path, methods=["GET", "HEAD"], **kwargs)
 
 
 @functools.cache
@@ -48,12 +56,10 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
-def _filters(
-    session: Session, budget: str | None, verification: str | None, family: str | None
-) -> tuple[views.Filters, str | None]:
+def _filters(session: Session, query: FilterQuery) -> tuple[views.Filters, str | None]:
     """The filters the query string names, and an error message for bad ones."""
     try:
-        return views.checked_filters(session, budget, verification, family), None
+        return views.checked_filters(session, query.budget, query.verification, query.family), None
     except ValueError as exc:
         return views.Filters(), str(exc)
 
@@ -75,7 +81,7 @@ def _filter_choices(session) -> dict[str, list[str]]:
     }
 
 
-@router.get("/", response_class=HTMLResponse)
+@page(router, "/", response_class=HTMLResponse)
 def home(request: Request) -> HTMLResponse:
     with request.app.state.factory() as session:
         suites = [
@@ -94,18 +100,16 @@ def home(request: Request) -> HTMLResponse:
         )
 
 
-@router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
+@page(router, "/envs/{namespace}/{name}", response_class=HTMLResponse)
 def env_page(
     request: Request,
     namespace: str,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
     protocol: str | None = None,
 ) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(session, budget, verification, family)
+        filters, problem = _filters(session, query)
         env = views.get_env(session, f"{namespace}/{name}")
         table = views.env_ranking(session, env.id, filters, protocol or None)
         return render(
@@ -123,33 +127,29 @@ def env_page(
         )
 
 
-@router.get("/plots/envs/{namespace}/{name}.svg")
+@page(router, "/plots/envs/{namespace}/{name}.svg")
 def env_plot(
     request: Request,
     namespace: str,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
     protocol: str | None = None,
 ) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(session, budget, verification, family)
+        filters, _ = _filters(session, query)
         table = views.env_ranking(session, f"{namespace}/{name}", filters, protocol or None)
     groups = tuple((label, tuple(scores)) for label, scores in table["run_scores"].items())
     return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
 
 
-@router.get("/suites/{name}", response_class=HTMLResponse)
+@page(router, "/suites/{name}", response_class=HTMLResponse)
 def suite_page(
     request: Request,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
 ) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(session, budget, verification, family)
+        filters, problem = _filters(session, query)
         table = views.suite_ranking(session, name, filters)
         return render(
             request,
@@ -163,16 +163,14 @@ def suite_page(
         )
 
 
-@router.get("/plots/suites/{name}.svg")
+@page(router, "/plots/suites/{name}.svg")
 def suite_plot(
     request: Request,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
 ) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(session, budget, verification, family)
+        filters, _ = _filters(session, query)
         table = views.suite_ranking(session, name, filters)
     profiles = table["profiles"]
     curves = tuple(
@@ -182,7 +180,7 @@ def suite_plot(
     return Response(plots.performance_profiles(tuple(profiles["taus"]), curves), media_type=SVG)
 
 
-@router.get("/methods/{name:path}", response_class=HTMLResponse)
+@page(router, "/methods/{name:path}", response_class=HTMLResponse)
 def method_page(request: Request, name: str) -> HTMLResponse:
     with request.app.state.factory() as session:
         method = session.scalar(select(Method).where(Method.name == name))
@@ -201,13 +199,13 @@ def method_page(request: Request, name: str) -> HTMLResponse:
         )
 
 
-@router.get("/methods", response_class=HTMLResponse)
+@page(router, "/methods", response_class=HTMLResponse)
 def methods_index(request: Request) -> HTMLResponse:
     with request.app.state.factory() as session:
         return render(request, "methods.html", methods=views.method_index(session))
 
 
-@router.get("/envs", response_class=HTMLResponse)
+@page(router, "/envs", response_class=HTMLResponse)
 def envs_index(request: Request) -> HTMLResponse:
     with request.app.state.factory() as session:
         return render(request, "envs.html", envs=views.env_index(session))
@@ -220,7 +218,7 @@ def _result(session, result_id: int) -> Result:
     return row
 
 
-@router.get("/results/{result_id}", response_class=HTMLResponse, name="result_page")
+@page(router, "/results/{result_id}", response_class=HTMLResponse, name="result_page")
 def result_page(request: Request, result_id: int) -> HTMLResponse:
     with request.app.state.factory() as session:
         row = _result(session, result_id)
@@ -234,7 +232,7 @@ def result_page(request: Request, result_id: int) -> HTMLResponse:
         )
 
 
-@router.get("/plots/results/{result_id}.svg")
+@page(router, "/plots/results/{result_id}.svg")
 def result_plot(request: Request, result_id: int) -> Response:
     with request.app.state.factory() as session:
         row = _result(session, result_id)
@@ -243,7 +241,7 @@ def result_plot(request: Request, result_id: int) -> Response:
     return Response(plots.episode_returns(returns, title), media_type=SVG)
 
 
-@router.get("/compare", response_class=HTMLResponse)
+@page(router, "/compare", response_class=HTMLResponse)
 def compare_page(
     request: Request, a: str | None = None, b: str | None = None, suite: str | None = None
 ) -> HTMLResponse:

@@ -4,7 +4,10 @@ would otherwise be ignored, and the answer would hold everything as if it were f
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
 from fastapi.dependencies.models import Dependant
 
 
@@ -24,3 +27,17 @@ def known_query_params(request: Request) -> None:
         names = ", ".join(repr(name[:40]) for name in unknown[:5])
         takes = ", ".join(sorted(accepted)) or "no query parameters"
         raise HTTPException(422, f"unknown query parameter {names}; {route.path} takes: {takes}")
+
+
+@dataclass(frozen=True)
+class FilterQuery:
+    """The ranking filters a route takes from the query string (as ``Depends()``); checked
+    by ``views.checked_filters``."""
+
+    budget: str | None = None
+    verification: str | None = None
+    family: str | None = None
+
+
+Filtering = Annotated[FilterQuery, Depends()]
+"""A route parameter taking the ranking filters from the query string."""

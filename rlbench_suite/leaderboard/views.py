@@ -353,41 +353,31 @@ def normalized_envs(session: Session, env_ids: set[str]) -> set[str]:
     return {e.id for e in envs if env_card(e).reference_values() is not None}
 
 
+def _index(session: Session, row: type, columns: dict[str, Any], **counts: Any) -> list[dict]:
+    """One dict per ``row`` (Method or Environment) with results: its ``columns`` and the
+    ``counts`` over its results, by the first column."""
+    key = Result.method_id if row is Method else Result.env_id
+    labelled = [c.label(k) for k, c in {**columns, **counts}.items()]
+    query = (
+        select(*labelled)
+        .join(Result, key == row.id)
+        .group_by(row.id, *columns.values())
+        .order_by(next(iter(columns.values())))
+    )
+    return [dict(r) for r in session.execute(query).mappings()]
+
+
 def method_index(session: Session) -> list[dict[str, Any]]:
     """Every method with results: its family, how many results (verified ones) and envs."""
-    query = (
-        select(
-            Method.name,
-            Method.family,
-            func.count(Result.id),
-            func.count(Result.id).filter(Result.verification == "verified"),
-            func.count(Result.env_id.distinct()),
-        )
-        .join(Result, Result.method_id == Method.id)
-        .group_by(Method.id, Method.name, Method.family)
-        .order_by(Method.name)
-    )
-    return [
-        {"name": n, "family": f, "results": r, "verified": v, "envs": e}
-        for n, f, r, v, e in session.execute(query)
-    ]
+    columns = {"name": Method.name, "family": Method.family}
+    verified = func.count(Result.id).filter(Result.verification == "verified")
+    return _index(session, Method, columns, results=func.count(Result.id), verified=verified,
+                  envs=func.count(Result.env_id.distinct()))  # fmt: skip
 
 
 def env_index(session: Session) -> list[dict[str, Any]]:
     """Every environment with results: family, primary metric, how many results and methods."""
-    query = (
-        select(
-            Environment.id,
-            Environment.family,
-            Environment.primary_metric,
-            func.count(Result.id),
-            func.count(Result.method_id.distinct()),
-        )
-        .join(Result, Result.env_id == Environment.id)
-        .group_by(Environment.id, Environment.family, Environment.primary_metric)
-        .order_by(Environment.id)
-    )
-    return [
-        {"id": i, "family": f, "primary_metric": m, "results": r, "methods": n}
-        for i, f, m, r, n in session.execute(query)
-    ]
+    columns = {"id": Environment.id, "family": Environment.family,
+               "primary_metric": Environment.primary_metric}  # fmt: skip
+    return _index(session, Environment, columns, results=func.count(Result.id),
+                  methods=func.count(Result.method_id.distinct()))  # fmt: skip
