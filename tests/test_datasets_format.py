@@ -31,8 +31,7 @@ from rlbench_suite.datasets.storage import (
 )
 from tests.dataset_helpers import CARD_REFERENCES, assert_card_refused, built_card, small_card
 
-CARD = (
-    """
+CARD = """
 id = "rlbench/CartPole-random-v0"
 env_id = "rlbench/CartPole-v1"
 kind = "random"
@@ -44,9 +43,7 @@ policies = [{policy = "random", episodes = 3}]
 [build]
 command = "rlbench datasets build rlbench/CartPole-random-v0"
 seed = 1000000000
-"""
-    + CARD_REFERENCES
-)
+""" + CARD_REFERENCES
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -289,8 +286,7 @@ def test_the_docs_page_holds_the_table_of_every_card():
     page = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text()
     table = table_markdown(dataset_cards().values())
     assert replace_between(page, TABLE_START, TABLE_END, table) == page, (
-        "docs/datasets.md is stale: run python scripts/dataset_table.py"
-    )
+        "docs/datasets.md is stale: run python scripts/dataset_table.py")
     for card in dataset_cards().values():
         assert f"| `{card.id}` | {card.kind} |" in table
     with pytest.raises(ValueError, match="no marker"):

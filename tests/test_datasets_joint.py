@@ -86,8 +86,7 @@ def test_joint_data_reads_back_per_agent_with_transitions_inside_episodes(env, t
         assert obs.shape == (2 * n, 14)
         assert obs[:n].tolist() == episodes[0].observations[agent][:-1].tolist()
         assert data["next_observations"][agent][n - 1].tolist() == (
-            episodes[0].observations[agent][-1].tolist()
-        )  # not episode 1's first
+            episodes[0].observations[agent][-1].tolist())  # not episode 1's first
         assert data["actions"][agent][n:].tolist() == episodes[1].actions[agent].tolist()
     assert dataset.episode_returns() == pytest.approx([e.total_return for e in episodes])
     batch = dataset.sample(16, torch=True)

@@ -185,8 +185,7 @@ def test_a_run_that_cannot_be_recorded_is_refused_before_training():
         record_training(replay_card(algo="bc"))
 
 
-REPLAY_CARD = (
-    """
+REPLAY_CARD = """
 id = "rlbench/CartPole-medium-replay-v0"
 env_id = "rlbench/CartPole-v1"
 kind = "medium-replay"
@@ -202,9 +201,7 @@ recorded_envs = 8
 
 [build]
 command = "rlbench datasets build rlbench/CartPole-medium-replay-v0"
-"""
-    + CARD_REFERENCES
-)
+""" + CARD_REFERENCES
 
 
 def test_a_good_replay_card_loads(tmp_path: Path):
@@ -221,33 +218,19 @@ def test_a_good_replay_card_loads(tmp_path: Path):
         ("seed = 0", "seed = 20000", ["field 'source.training.seed'", "TRAINING_SEEDS"]),
         ("stop = 5120", "stop = 200000", ["field 'source.training'", "past the run's budget"]),
         ("recorded_envs = 8", "recorded_envs = 0", ["field 'source.training.recorded_envs'"]),
-        (
-            "recorded_envs = 8",
-            'recorded_envs = 8\ncolour = "red"',
-            ["field 'source.training.colour'", "accepted fields here"],
-        ),
-        (
-            'hyperparams = "rlbench/CartPole-v1"',
-            'hyperparams = "CartPole"',
-            ["field 'source.training.hyperparams'", "env id"],
-        ),
-        (
-            "[source.training]",
-            '[source]\npolicies = [{policy = "random", episodes = 3}]\n[source.training]',
-            ["field 'source'", "either policies or a training run"],
-        ),
-        (
-            'command = "rlbench',
-            'seed = 1000000000\ncommand = "rlbench',
-            ["build.seed", "leave build.seed out"],
-        ),
+        ("recorded_envs = 8", 'recorded_envs = 8\ncolour = "red"',
+         ["field 'source.training.colour'", "accepted fields here"]),
+        ('hyperparams = "rlbench/CartPole-v1"', 'hyperparams = "CartPole"',
+         ["field 'source.training.hyperparams'", "env id"]),
+        ("[source.training]", '[source]\npolicies = [{policy = "random", episodes = 3}]\n'
+         "[source.training]", ["field 'source'", "either policies or a training run"]),
+        ('command = "rlbench', 'seed = 1000000000\ncommand = "rlbench',
+         ["build.seed", "leave build.seed out"]),
         ('kind = "medium-replay"', 'kind = "medium"', ["does not match env_id"]),
-        (
-            'id = "rlbench/CartPole-medium-replay-v0"\nenv_id = "rlbench/CartPole-v1"\n'
-            'kind = "medium-replay"',
-            'id = "rlbench/CartPole-medium-v0"\nenv_id = "rlbench/CartPole-v1"\nkind = "medium"',
-            ["only medium-replay data comes from a training run, not 'medium'"],
-        ),
+        ('id = "rlbench/CartPole-medium-replay-v0"\nenv_id = "rlbench/CartPole-v1"\n'
+         'kind = "medium-replay"', 'id = "rlbench/CartPole-medium-v0"\n'
+         'env_id = "rlbench/CartPole-v1"\nkind = "medium"',
+         ["only medium-replay data comes from a training run, not 'medium'"]),
         ("[source.training]", "[source.trainer]", ["field 'source.trainer'"]),
     ],
 )
@@ -304,10 +287,8 @@ def test_the_committed_cartpole_card_rebuilds_to_its_hash_and_reads_back(tmp_pat
     assert card.content_sha256 in result.output
     assert "training run: 5120 steps; the recorded envs took 5120:" in result.output
     info = CliRunner().invoke(app, ["datasets", "info", dataset_id], catch_exceptions=False)
-    assert (
-        "source: training run `rlbench train rlbench/CartPole-v1 --algo ppo --seed 0 "
-        "--budget 100000`"
-    ) in " ".join(info.output.split())
+    assert ("source: training run `rlbench train rlbench/CartPole-v1 --algo ppo --seed 0 "
+            "--budget 100000`") in " ".join(info.output.split())
     assert "first seed" not in info.output
     data = load(dataset_id)
     assert data.num_episodes == card.episodes

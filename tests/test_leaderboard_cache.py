@@ -75,12 +75,8 @@ def rankings_from_documents(factory) -> dict[str, list[dict]]:
     with factory() as session:
         envs = session.scalars(select(Environment).order_by(Environment.id)).all()
         return {
-            e.id: [
-                views.row_dict(r)
-                for r in ranking.rank_env(
-                    runs_from_documents(session, e), success_scale(env_card(e))
-                )
-            ]
+            e.id: [views.row_dict(r) for r in ranking.rank_env(
+                runs_from_documents(session, e), success_scale(env_card(e)))]
             for e in envs
         }
 

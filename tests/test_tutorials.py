@@ -44,15 +44,12 @@ def test_expected_lines_match_in_order_with_elisions_and_collapsed_spaces():
     assert RUNNER.missing_lines("│ a │ 1.5 │\n...\nresult written to x.json\n", actual) == []
     assert RUNNER.missing_lines("start ...\ndone in ... s", actual) == []
     assert RUNNER.missing_lines("result written to x.json\n│ a │ 1.5 │", actual) == [
-        "│ a │ 1.5 │"
-    ]  # out of order
+        "│ a │ 1.5 │"]  # out of order
     # a decimal stands for any number (trained values may differ on another CPU); whole
     # numbers and words must be the same
     assert RUNNER.missing_lines("│ a │ 1.6 │\ndone in 9.0 s", actual) == []
     assert RUNNER.missing_lines("│ b │ 1.6 │\ndone in ... s", actual) == [
-        "│ b │ 1.6 │",
-        "done in ... s",
-    ]
+        "│ b │ 1.6 │", "done in ... s"]
     assert RUNNER.missing_lines("start 12:02", actual) == ["start 12:02"]
     assert RUNNER.missing_lines("result written", actual) == ["result written"]  # whole lines
 
@@ -91,8 +88,7 @@ def test_the_tutorial_runs(page, tmp_path):
     done = RUNNER.run_tutorial(page, tmp_path)
     assert done.returncode == 0, done.stdout[-4000:]
     assert len(RUNNER.block_outputs(done.stdout)) == len(
-        [b for b in found if b.kind in (*RUNNER.RUNS, "file")]
-    )
+        [b for b in found if b.kind in (*RUNNER.RUNS, "file")])
     problems = RUNNER.problems(page, done.stdout)
     assert not problems, "\n\n".join(problems)[-6000:]
 

@@ -112,11 +112,8 @@ def test_beating_random_means_the_interval_over_seeds_lies_above_it():
 
     card = get_card("rlbench/Wordle-v0")  # random text commands never win: random is 0
     baseline = card.trained[0]
-    lucky = baseline.model_copy(
-        update={
-            "value": baseline.value.model_copy(update={"point": 0.007, "low": 0.0, "high": 0.02})
-        }
-    )
+    lucky = baseline.model_copy(update={"value": baseline.value.model_copy(
+        update={"point": 0.007, "low": 0.0, "high": 0.02})})
     assert not beats_random(card, lucky)  # one lucky seed's point estimate is not enough
     clear = lucky.model_copy(update={"value": lucky.value.model_copy(update={"low": 0.001})})
     assert beats_random(card, clear)
