@@ -133,21 +133,57 @@ def test_the_compare_page_shows_the_probability_of_improvement(server, page):
     page.shoot("compare")
 
 
+PHONE = 375  # CSS pixels: the narrowest common phone
+
+
 def test_pages_fit_a_phone(server, browser, tmp_path):
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    context = browser.new_context(viewport={"width": PHONE, "height": 812}, is_mobile=True)
     page = context.new_page()
     folder = Path(os.environ.get("RLBENCH_TEST_ARTIFACTS", tmp_path)) / "browser"
     folder.mkdir(parents=True, exist_ok=True)
     for name, path in [
         ("phone-environment", "/envs/rlbench/CartPole-v1"),
+        ("phone-environment-raw", "/envs/rlbench/ConnectFour-v3"),
+        ("phone-environment-elo", "/envs/rlbench/DuelVsBot-v0"),
         ("phone-suite", "/suites/classic-control"),
         ("phone-result", "/results/1"),
+        ("phone-methods", "/methods"),
+        ("phone-envs", "/envs"),
+        ("phone-method", "/methods/zoo-ppo"),
+        ("phone-compare", "/compare?a=zoo-ppo&b=random"),
     ]:
         page.goto(server + path)
         width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= 390, (path, width)
+        assert width <= PHONE, (path, width)
         page.screenshot(path=folder / f"{name}.png", full_page=True)
+    # the wide tables scroll inside their own box instead of widening the page
+    page.goto(server + "/envs/rlbench/CartPole-v1")
+    boxes = page.locator("div.scroll")
+    assert boxes.count() >= 2
+    assert all(
+        boxes.nth(i).evaluate("e => getComputedStyle(e).overflowX") == "auto"
+        for i in range(boxes.count())
+    )
     context.close()
+
+
+def test_the_index_pages_are_linked_and_answer_head(server, page):
+    import httpx
+
+    page.goto(server + "/")
+    page.click("header nav a[href='/methods']")
+    page.wait_for_url("**/methods")
+    names = page.locator("table.methods tbody td:first-child a").all_inner_texts()
+    assert "zoo-ppo" in names and "random" in names
+    page.click("header nav a[href='/envs']")
+    page.wait_for_url("**/envs")
+    page.click("table.envs a[href='/envs/rlbench/CartPole-v1']")
+    page.wait_for_url("**/envs/rlbench/CartPole-v1")
+    assert [m for _, m, _ in ranking(page)] == ["zoo-ppo", "random"]
+    for path in ("/", "/envs", "/methods", "/envs/rlbench/CartPole-v1"):
+        head = httpx.head(server + path)  # uvicorn: the headers of the GET, no body
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"].startswith("text/html")
 
 
 @pytest.fixture(scope="module")

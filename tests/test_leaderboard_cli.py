@@ -161,3 +161,45 @@ def test_submit_checks_the_policy_file_before_sending_anything(tmp_path):
     done = run_cli("submit", str(result), *server, "--policy", str(other), env=env)
     message = " ".join(done.stderr.split())
     assert done.returncode == 2 and "is not the policy the result was evaluated with" in message
+
+
+def test_migrate_names_the_revisions_and_goes_back_only_when_asked(tmp_path):
+    from rlbench_suite.leaderboard.migrate import revisions
+
+    database = tmp_path / "m.sqlite"
+    db = ("--db", f"sqlite:///{database}")
+
+    def tables() -> set[str]:
+        with sqlite3.connect(database) as connection:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            return {name for (name,) in rows} - {"alembic_version"}
+
+    bogus = run_cli("leaderboard", "migrate", *db, "--revision", "bogus")
+    assert bogus.returncode == 2 and "Traceback" not in bogus.stderr
+    accepted = ", ".join(["head", "base", *revisions()])
+    assert bogus.stderr.strip().splitlines() == [
+        f"error: unknown revision 'bogus'; accepted: {accepted}"
+    ]
+    up = run_cli("leaderboard", "migrate", *db)
+    assert up.returncode == 0 and f"schema (empty) -> {revisions()[-1]}" in up.stdout, up.stderr
+    made = tables()
+    assert {"results", "methods", "environments"} <= made
+    refused = run_cli("leaderboard", "migrate", *db, "--revision", "base")
+    assert refused.returncode == 2 and "pass --downgrade to do it" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and tables() == made
+    down = run_cli("leaderboard", "migrate", *db, "--revision", "base", "--downgrade")
+    assert down.returncode == 0 and f"{revisions()[-1]} -> (empty)" in down.stdout, down.stderr
+    assert tables() == set()
+    again = run_cli("leaderboard", "migrate", *db)
+    assert again.returncode == 0 and tables() == made
+
+
+def test_export_writes_the_site_without_warnings(tmp_path):
+    db = ("--db", f"sqlite:///{tmp_path / 'e.sqlite'}")
+    cartpole = REPO / "baselines/results/CartPole-v1/ppo/seed-0/result.json"
+    assert run_cli("leaderboard", "import", str(cartpole), *db).returncode == 0
+    done = run_cli("leaderboard", "export", str(tmp_path / "site"), *db)
+    assert done.returncode == 0 and done.stderr == "", done.stderr  # no deprecation warning
+    pages = int(re.search(r"exported (\d+) pages", done.stdout).group(1))
+    assert pages == len(list((tmp_path / "site").rglob("index.html"))) > 10
+    assert (tmp_path / "site/methods/zoo-ppo/index.html").is_file()

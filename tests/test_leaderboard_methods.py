@@ -161,3 +161,37 @@ def test_the_zoo_families_are_accepted_families():
 
     assert set(ZOO_FAMILIES.values()) <= set(ALGORITHM_FAMILIES)
 
+
+def test_one_rule_says_who_adds_to_and_edits_a_method(site):
+    from rlbench_suite.leaderboard.store import method_named
+
+    client, _, tokens = site
+    with client.app.state.factory.begin() as session:  # a method with no submission: a
+        method_named(session, "orphan")  # creation whose own result lost a race
+    edit = {"authors": "bob"}
+    assert (
+        client.patch("/api/methods/orphan", json=edit, headers=auth(tokens["bob"])).status_code
+        == 200
+    )
+
+    def altered(index: int, nth: int) -> dict:
+        """A new run with the same figures: episode 0 swapped with the nth that differs."""
+        result = json.loads(ZOO_RESULTS[index].read_text())
+        del result["policy"]["artifact_sha256"]
+        other = [i for i, r in enumerate(result["returns"]) if r != result["returns"][0]][nth]
+        for key in ("returns", "lengths", "successes"):
+            values = result[key]
+            values[0], values[other] = values[other], values[0]
+        return result
+
+    bobs = client.post(
+        "/api/results?method=orphan", json=altered(0, 0), headers=auth(tokens["bob"])
+    )
+    assert bobs.status_code == 201, bobs.text  # bob's first submission: the method is his now
+    alices = client.post("/api/results?method=orphan", json=altered(0, 1),
+                         headers=auth(tokens["alice"]))  # fmt: skip
+    assert alices.status_code == 422
+    assert "method 'orphan' was created by another token" in alices.json()["detail"]
+    refused = client.patch("/api/methods/orphan", json={"authors": "alice"},
+                           headers=auth(tokens["alice"]))  # fmt: skip
+    assert refused.status_code == 403 and method(client, "orphan")["authors"] == "bob"

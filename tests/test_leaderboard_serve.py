@@ -180,3 +180,36 @@ def test_a_worker_stopped_mid_job_puts_the_job_back_in_the_queue(app_client, db_
     with factory() as session:
         job = session.get(VerificationJob, job_id)
         assert (job.state, job.attempts, job.error) == ("queued", 1, None)
+
+
+def test_serve_passes_its_limits_to_the_worker(tmp_path):
+    import json
+
+    from tests.leaderboard_support import make_onnx
+
+    env = {"RLBENCH_DATA_DIR": str(tmp_path)}
+    created = run_cli("leaderboard", "token", "create", "me", env=env)
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.split()[-1]
+    limits = ("--cpu-s", "77", "--wall-s", "4", "--memory-gb", "1.5")
+    with serve_cli(tmp_path, "--no-seed", *limits) as (base, server):
+        worker = worker_of(server)
+        argv = Path(f"/proc/{worker}/cmdline").read_bytes().decode().split("\0")
+        given = {argv[i]: argv[i + 1] for i, arg in enumerate(argv) if arg.startswith("--")}
+        assert (given["--cpu-s"], given["--wall-s"], given["--memory-gb"]) == ("77", "4.0", "1.5")
+        posted = httpx.post(
+            f"{base}/api/submissions",
+            headers={"Authorization": f"Bearer {token}"},
+            files={"policy": ("spin.onnx", make_onnx(loop=True))},
+            data={"metadata": json.dumps({"env_id": "rlbench/CartPole-v1", "method": "spin"})},
+        )
+        assert posted.status_code == 202, posted.text
+        deadline = time.monotonic() + 180
+        while (job := httpx.get(posted.json()["url"]).json()["job"])["state"] != "failed":
+            assert job["state"] in ("queued", "running") and time.monotonic() < deadline, job
+            time.sleep(0.5)
+        # the loop is stopped by serve's wall-time limit, not the worker's default 900 s
+        assert job["error"] == "stopped: wall-time limit of 4 s exceeded"
+        server.terminate()
+    output = server.stdout.read()
+    assert "each verification gets 77 CPU s, 4 wall s, 1.5 GiB" in output

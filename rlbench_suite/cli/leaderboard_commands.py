@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from rlbench_suite.cli.common import app, console, fail, print_table
+from rlbench_suite.leaderboard.worker_limits import WorkerLimits
 
 leaderboard_app = typer.Typer(help="The leaderboard server and its database.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens for submitting results.", no_args_is_help=True)
@@ -28,6 +29,12 @@ DbOption = Annotated[
         f"${DB_ENV_VAR}, else <data dir>/leaderboard/leaderboard.sqlite.",
     ),
 ]
+
+
+LIMITS = WorkerLimits()
+CpuOption = Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")]
+WallOption = Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")]
+MemoryOption = Annotated[float, typer.Option(min=0.1, help="Memory (GiB) per verification.")]
 
 
 def database_url(db: str | None) -> str:
@@ -84,20 +91,27 @@ def init(db: DbOption = None) -> None:
 @leaderboard_app.command("migrate")
 def migrate(
     db: DbOption = None,
-    revision: Annotated[str, typer.Option(help="Target revision.")] = "head",
+    revision: Annotated[
+        str, typer.Option(help="Target revision: head, base (no tables) or a script's, e.g. 0001.")
+    ] = "head",
+    downgrade: Annotated[
+        bool, typer.Option(help="Allow going back to an older revision (drops data).")
+    ] = False,
 ) -> None:
     """Bring the database's schema to a revision (default: the newest)."""
     from rlbench_suite.leaderboard.db import DatabaseURLError, make_engine, shown_url
-    from rlbench_suite.leaderboard.migrate import current_revision, upgrade
+    from rlbench_suite.leaderboard.migrate import RevisionError, current_revision, migrate_to
 
     url = database_url(db)
     try:
         engine = make_engine(url)
-    except DatabaseURLError as exc:
+        before = current_revision(engine)
+        after = migrate_to(engine, revision, downgrade)
+    except (DatabaseURLError, RevisionError) as exc:
         raise fail(exc) from None
-    before = current_revision(engine)
-    after = upgrade(engine, revision)
-    console.print(f"{shown_url(url)}: schema {before or '(empty)'} -> {after}", soft_wrap=True)
+    console.print(
+        f"{shown_url(url)}: schema {before or '(empty)'} -> {after or '(empty)'}", soft_wrap=True
+    )
 
 
 VERIFY_HELP = (
@@ -155,6 +169,9 @@ def serve(
     verify_zoo: Annotated[
         bool, typer.Option(help="With --seed: " + VERIFY_HELP[0].lower() + VERIFY_HELP[1:])
     ] = False,
+    cpu_s: CpuOption = LIMITS.cpu_s,
+    wall_s: WallOption = LIMITS.wall_s,
+    memory_gb: MemoryOption = LIMITS.memory_gb,
 ) -> None:
     """Serve the leaderboard site and API, with the verification worker in a child process."""
     import signal
@@ -189,7 +206,8 @@ def serve(
     # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is
     # stopped on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    with _worker(url) if worker else contextlib.nullcontext():
+    limits = WorkerLimits.from_options(cpu_s, wall_s, memory_gb)
+    with _worker(url, limits) if worker else contextlib.nullcontext():
         if not worker:
             console.print("no verification worker (run `rlbench leaderboard verify` beside)")
         server = uvicorn.Server(uvicorn.Config(create_app(factory), log_level="info"))
@@ -200,14 +218,19 @@ def serve(
 
 
 @contextlib.contextmanager
-def _worker(url: str) -> Iterator[None]:
+def _worker(url: str, limits: WorkerLimits) -> Iterator[None]:
     """``serve``'s verification worker, said when it starts and stops."""
     from rlbench_suite.leaderboard.worker_process import worker_beside
 
     process = None
     try:
-        with worker_beside({DB_ENV_VAR: url}) as process:
-            console.print(f"verification worker: pid {process.pid} (--no-worker runs none)")
+        with worker_beside({DB_ENV_VAR: url}, limits=limits) as process:
+            console.print(
+                f"verification worker: pid {process.pid} (--no-worker runs none); each "
+                f"verification gets {limits.cpu_s} CPU s, {limits.wall_s:g} wall s, "
+                f"{limits.memory_gb:g} GiB",
+                soft_wrap=True,
+            )
             yield
     finally:
         if process is not None:
@@ -238,9 +261,9 @@ def verify(
     poll_s: Annotated[
         float, typer.Option(min=0.1, help="Seconds between looks at the queue.")
     ] = 5.0,
-    cpu_s: Annotated[int, typer.Option(min=1, help="CPU seconds per verification.")] = 600,
-    wall_s: Annotated[float, typer.Option(min=1, help="Wall seconds per verification.")] = 900,
-    memory_gb: Annotated[float, typer.Option(min=0.1, help="Memory per verification.")] = 4.0,
+    cpu_s: CpuOption = LIMITS.cpu_s,
+    wall_s: WallOption = LIMITS.wall_s,
+    memory_gb: MemoryOption = LIMITS.memory_gb,
     parent_pid: Annotated[
         int | None, typer.Option(hidden=True, help="Stop when this process is gone (serve's).")
     ] = None,
@@ -250,12 +273,12 @@ def verify(
     import sys
     import time
 
-    from rlbench_suite.leaderboard.worker import WorkerLimits, run_pending
+    from rlbench_suite.leaderboard.worker import run_pending
 
     # SIGTERM (serve stopping) unwinds: the running evaluation is killed, its job re-queued
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     factory, _ = open_database(db, sync=parent_pid is None)
-    limits = WorkerLimits(cpu_s=cpu_s, wall_s=wall_s, memory_bytes=int(memory_gb * 1024**3))
+    limits = WorkerLimits.from_options(cpu_s, wall_s, memory_gb)
     while parent_pid is None or os.getppid() == parent_pid:
         for job_id, state in run_pending(factory, limits):
             console.print(f"verification job {job_id}: {state}")
@@ -401,8 +424,10 @@ def method_edit(
     paper_url: Annotated[str | None, typer.Option(help="http(s) link to the paper.")] = None,
     code_url: Annotated[str | None, typer.Option(help="http(s) link to the code.")] = None,
     description: Annotated[str | None, typer.Option(help="A description.")] = None,
-    family: Annotated[str | None, typer.Option(
-        help="Algorithm family (the rankings' filter), e.g. policy-gradient.")] = None,
+    family: Annotated[
+        str | None,
+        typer.Option(help="Algorithm family (the rankings' filter), e.g. policy-gradient."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Edit any method's metadata on the server's database (the API lets only the token that

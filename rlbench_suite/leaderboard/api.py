@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
-from fastapi.dependencies.models import Dependant
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -33,28 +32,9 @@ from rlbench_suite.leaderboard.models import (
     VerificationJob,
 )
 from rlbench_suite.leaderboard.queries import methods_with_results
+from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
 from rlbench_suite.leaderboard.store import RefusedResult, accept_result
 from rlbench_suite.leaderboard.tokens import authenticate
-
-
-def _query_names(dependant: Dependant) -> set[str]:
-    names = {param.alias for param in dependant.query_params}
-    for sub in dependant.dependencies:
-        names |= _query_names(sub)
-    return names
-
-
-def known_query_params(request: Request) -> None:
-    """Refuse a query parameter the route does not take: a misspelt filter (``env_id`` for
-    ``env``) would otherwise be ignored and the answer would hold everything."""
-    route = request.scope["route"]
-    accepted = _query_names(route.dependant)
-    unknown = sorted(set(request.query_params) - accepted)
-    if unknown:
-        names = ", ".join(repr(name[:40]) for name in unknown[:5])
-        takes = ", ".join(sorted(accepted)) or "no query parameters"
-        raise HTTPException(422, f"unknown query parameter {names}; {route.path} takes: {takes}")
-
 
 router = APIRouter(prefix="/api", dependencies=[Depends(known_query_params)])
 TOKEN_HELP = "send 'Authorization: Bearer <token>' (issued by `rlbench leaderboard token create`)"
@@ -88,14 +68,9 @@ Token = Annotated[int, Depends(require_token)]
 RowId = Annotated[int, Path(ge=0, le=MAX_ROW_ID)]
 
 
-def _filters(
-    session: Session,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
-) -> views.Filters:
+def _filters(session: Session, query: FilterQuery) -> views.Filters:
     try:
-        return views.checked_filters(session, budget, verification, family)
+        return views.checked_filters(session, query.budget, query.verification, query.family)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -257,14 +232,12 @@ def env_ranking(
     request: Request,
     namespace: str,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
     protocol: str | None = None,
 ) -> dict[str, Any]:
     """An environment's ranking (IQM normalized score, 95% intervals, rank ranges)."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget, verification, family)
+        filters = _filters(session, query)
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
@@ -286,13 +259,11 @@ def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
 def suite_ranking(
     request: Request,
     name: str,
-    budget: str | None = None,
-    verification: str | None = None,
-    family: str | None = None,
+    query: Filtering,
 ) -> dict[str, Any]:
     """A suite's aggregate ranking and performance profiles."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget, verification, family)
+        filters = _filters(session, query)
         return views.suite_ranking(session, name, filters)
 
 
@@ -312,7 +283,7 @@ def list_results(
     The ``X-Total-Count`` header says how many match, and ``Link`` names the next and
     previous pages (RFC 8288, as GitHub's API pages)."""
     with request.app.state.factory() as session:
-        filters = _filters(session, budget=budget, verification=verification)
+        filters = _filters(session, FilterQuery(budget, verification))
         rows, total = views.list_results(
             session,
             env_id=env,

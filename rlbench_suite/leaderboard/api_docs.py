@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from rlbench_suite.leaderboard.pages import render
+from rlbench_suite.leaderboard.pages import page, render
+from rlbench_suite.leaderboard.query_params import known_query_params
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 METHODS = ("get", "post", "put", "patch", "delete")
 CONSTRAINTS = ("minimum", "maximum", "minLength", "maxLength", "format", "default")
 
@@ -96,7 +97,7 @@ def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-@router.get("/api/docs", response_class=HTMLResponse)
+@page(router, "/api/docs", response_class=HTMLResponse)
 def api_docs(request: Request) -> HTMLResponse:
     spec = request.app.openapi()
     return render(request, "api_docs.html", info=spec["info"], operations=operations(spec))

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from sqlalchemy import select
 
@@ -25,9 +25,12 @@ from rlbench_suite.core.dataset_cards import DatasetCard, dataset_cards
 from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.datasets.server import RangeNotSatisfiable, byte_range, refused
 from rlbench_suite.leaderboard.models import Environment
-from rlbench_suite.leaderboard.pages import render
+from rlbench_suite.leaderboard.pages import page, render
+from rlbench_suite.leaderboard.query_params import known_query_params
 
-router = APIRouter()  # the page is left out of the OpenAPI document, the API is in it
+router = APIRouter(
+    dependencies=[Depends(known_query_params)]
+)  # the page is left out of the OpenAPI document, the API is in it
 files_router = APIRouter(include_in_schema=False)
 CHUNK = 1 << 20
 
@@ -92,7 +95,7 @@ def datasets_root(request: Request) -> Path:
     return request.app.state.datasets_root or cache_root()
 
 
-@router.get("/datasets", response_class=HTMLResponse, include_in_schema=False)
+@page(router, "/datasets", response_class=HTMLResponse, include_in_schema=False)
 def datasets_page(request: Request) -> HTMLResponse:
     rows = dataset_rows(datasets_root(request))
     with request.app.state.factory() as session:  # offline ids this leaderboard ranks

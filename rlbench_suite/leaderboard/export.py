@@ -6,11 +6,13 @@ OpenAPI document it links to. Filters and the compare form need the server."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import deque
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+import httpx
 from fastapi import FastAPI
 
 LINK = re.compile(r'(?:href|src)="(/[^"#]*)"')
@@ -27,19 +29,20 @@ def _target(folder: Path, path: str, content_type: str) -> Path:
 
 def export_site(app: FastAPI, folder: Path) -> list[Path]:
     """Write every page reachable from ``/`` (and its plots, CSS, result JSON) under ``folder``."""
-    import warnings
+    return asyncio.run(_crawl(app, folder))
 
-    with warnings.catch_warnings():  # Starlette's note that it prefers httpx2
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from fastapi.testclient import TestClient
 
+async def _crawl(app: FastAPI, folder: Path) -> list[Path]:
+    """Fetch the pages in process through httpx's ASGI transport (the app has no lifespan
+    to run), following their links breadth first from ``/``."""
     written: list[Path] = []
     seen: set[str] = {"/"}
     queue = deque(["/"])
-    with TestClient(app) as client:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://export") as client:
         while queue:
             path = queue.popleft()
-            response = client.get(path)
+            response = await client.get(path)
             if response.status_code != 200:
                 continue
             content_type = response.headers.get("content-type", "")

@@ -96,15 +96,22 @@ def parse_edit(data: Any) -> dict[str, str | None]:
     return {k: getattr(edit, k) for k in edit.model_fields_set}
 
 
-def creator_token(session: Session, method: Method) -> int | None:
-    """The token that created ``method`` (its first submission's); None for an import."""
-    query = (
-        select(Submission.token_id)
-        .where(Submission.method_id == method.id)
-        .order_by(Submission.id)
-        .limit(1)
-    )
-    return session.scalar(query)
+def creator(session: Session, method: Method) -> Submission | None:
+    """The submission that created ``method``: its first (``kind`` "import" and no token for
+    an import on the server); None while it has none."""
+    query = select(Submission).where(Submission.method_id == method.id).order_by(Submission.id)
+    return session.scalars(query.limit(1)).first()
+
+
+def owned_by(session: Session, method: Method, token_id: int | None) -> bool:
+    """The one rule of who may add runs to ``method`` and edit it: the server's operator
+    (``token_id`` None: the CLI, an import) always; a token when it created the method, or
+    while the method has no submission yet (a concurrent creation whose own result lost the
+    race leaves it nobody's: the next to add to it creates it)."""
+    if token_id is None:
+        return True
+    first = creator(session, method)
+    return first is None or first.token_id == token_id
 
 
 def get_method(session: Session, name: str) -> Method:
@@ -120,7 +127,7 @@ def edit_method(
     """Apply checked ``changes`` to method ``name`` for ``token_id`` (None: the server's
     operator, allowed to edit any method)."""
     method = get_method(session, name)
-    if token_id is not None and creator_token(session, method) != token_id:
+    if not owned_by(session, method, token_id):
         raise MethodNotEditable(
             f"only the token that created method {name!r} may edit it (an imported method is "
             "edited on the server with `rlbench leaderboard method edit`)"

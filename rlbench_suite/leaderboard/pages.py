@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
@@ -22,11 +23,19 @@ from rlbench_suite.leaderboard.models import (
     Suite,
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
-from rlbench_suite.leaderboard.wording import counted, fixed
+from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
+from rlbench_suite.leaderboard.wording import counted, fixed, score, significant
 from rlbench_suite.resources import content_dir
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 SVG = "image/svg+xml"
+
+
+def page(route_of: APIRouter, path: str, **kwargs: Any) -> Callable:
+    """``route_of.get(path)`` that answers HEAD too: a link checker or ``curl -I`` gets the
+    page's status and headers (uvicorn sends no body for HEAD). The API stays GET-only, as its
+    OpenAPI document says."""
+    return route_of.api_route(path, methods=["GET", "HEAD"], **kwargs)
 
 
 @functools.cache
@@ -35,6 +44,8 @@ def templates() -> Jinja2Templates:
     found = Jinja2Templates(directory=content_dir("leaderboard") / "templates")
     found.env.filters["counted"] = counted  # {{ n|counted("environment") }}
     found.env.filters["fixed"] = fixed  # {{ x|fixed(1) }}: "0.0" where "%.1f" writes "-0.0"
+    found.env.filters["significant"] = significant  # {{ x|significant(4) }}
+    found.env.filters["score"] = score  # {{ x|score(normalized) }}: 98.7, or a rate's 0.987
     return found
 
 
@@ -45,13 +56,10 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     return templates().TemplateResponse(request, name, context, status_code=status_code)
 
 
-def _filters(request: Request, session: Session) -> tuple[views.Filters, str | None]:
-    """The filters from the query string, and an error message for bad ones."""
-    params = request.query_params
+def _filters(session: Session, query: FilterQuery) -> tuple[views.Filters, str | None]:
+    """The filters the query string names, and an error message for bad ones."""
     try:
-        return views.checked_filters(
-            session, params.get("budget"), params.get("verification"), params.get("family")
-        ), None
+        return views.checked_filters(session, query.budget, query.verification, query.family), None
     except ValueError as exc:
         return views.Filters(), str(exc)
 
@@ -73,7 +81,7 @@ def _filter_choices(session) -> dict[str, list[str]]:
     }
 
 
-@router.get("/", response_class=HTMLResponse)
+@page(router, "/", response_class=HTMLResponse)
 def home(request: Request) -> HTMLResponse:
     with request.app.state.factory() as session:
         suites = [
@@ -92,13 +100,18 @@ def home(request: Request) -> HTMLResponse:
         )
 
 
-@router.get("/envs/{namespace}/{name}", response_class=HTMLResponse)
-def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
-    protocol = request.query_params.get("protocol") or None
+@page(router, "/envs/{namespace}/{name}", response_class=HTMLResponse)
+def env_page(
+    request: Request,
+    namespace: str,
+    name: str,
+    query: Filtering,
+    protocol: str | None = None,
+) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(request, session)
+        filters, problem = _filters(session, query)
         env = views.get_env(session, f"{namespace}/{name}")
-        table = views.env_ranking(session, env.id, filters, protocol)
+        table = views.env_ranking(session, env.id, filters, protocol or None)
         return render(
             request,
             "env.html",
@@ -114,24 +127,29 @@ def env_page(request: Request, namespace: str, name: str) -> HTMLResponse:
         )
 
 
-@router.get("/plots/envs/{namespace}/{name}.svg")
-def env_plot(request: Request, namespace: str, name: str) -> Response:
+@page(router, "/plots/envs/{namespace}/{name}.svg")
+def env_plot(
+    request: Request,
+    namespace: str,
+    name: str,
+    query: Filtering,
+    protocol: str | None = None,
+) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(request, session)
-        table = views.env_ranking(
-            session,
-            f"{namespace}/{name}",
-            filters,
-            request.query_params.get("protocol") or None,
-        )
+        filters, _ = _filters(session, query)
+        table = views.env_ranking(session, f"{namespace}/{name}", filters, protocol or None)
     groups = tuple((label, tuple(scores)) for label, scores in table["run_scores"].items())
     return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
 
 
-@router.get("/suites/{name}", response_class=HTMLResponse)
-def suite_page(request: Request, name: str) -> HTMLResponse:
+@page(router, "/suites/{name}", response_class=HTMLResponse)
+def suite_page(
+    request: Request,
+    name: str,
+    query: Filtering,
+) -> HTMLResponse:
     with request.app.state.factory() as session:
-        filters, problem = _filters(request, session)
+        filters, problem = _filters(session, query)
         table = views.suite_ranking(session, name, filters)
         return render(
             request,
@@ -145,10 +163,14 @@ def suite_page(request: Request, name: str) -> HTMLResponse:
         )
 
 
-@router.get("/plots/suites/{name}.svg")
-def suite_plot(request: Request, name: str) -> Response:
+@page(router, "/plots/suites/{name}.svg")
+def suite_plot(
+    request: Request,
+    name: str,
+    query: Filtering,
+) -> Response:
     with request.app.state.factory() as session:
-        filters, _ = _filters(request, session)
+        filters, _ = _filters(session, query)
         table = views.suite_ranking(session, name, filters)
     profiles = table["profiles"]
     curves = tuple(
@@ -158,7 +180,7 @@ def suite_plot(request: Request, name: str) -> Response:
     return Response(plots.performance_profiles(tuple(profiles["taus"]), curves), media_type=SVG)
 
 
-@router.get("/methods/{name:path}", response_class=HTMLResponse)
+@page(router, "/methods/{name:path}", response_class=HTMLResponse)
 def method_page(request: Request, name: str) -> HTMLResponse:
     with request.app.state.factory() as session:
         method = session.scalar(select(Method).where(Method.name == name))
@@ -166,7 +188,27 @@ def method_page(request: Request, name: str) -> HTMLResponse:
             raise HTTPException(404, f"no method {name!r} on this leaderboard")
         results, _ = views.list_results(session, method=name, limit=500)
         runs = {r.result_id: r.score for r in method_runs(session, method)}
-        return render(request, "method.html", method=method, results=results, scores=runs)
+        normalized = views.normalized_envs(session, {r["env_id"] for r in results})
+        return render(
+            request,
+            "method.html",
+            method=method,
+            results=results,
+            scores=runs,
+            normalized=normalized,
+        )
+
+
+@page(router, "/methods", response_class=HTMLResponse)
+def methods_index(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        return render(request, "methods.html", methods=views.method_index(session))
+
+
+@page(router, "/envs", response_class=HTMLResponse)
+def envs_index(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        return render(request, "envs.html", envs=views.env_index(session))
 
 
 def _result(session, result_id: int) -> Result:
@@ -176,7 +218,7 @@ def _result(session, result_id: int) -> Result:
     return row
 
 
-@router.get("/results/{result_id}", response_class=HTMLResponse, name="result_page")
+@page(router, "/results/{result_id}", response_class=HTMLResponse, name="result_page")
 def result_page(request: Request, result_id: int) -> HTMLResponse:
     with request.app.state.factory() as session:
         row = _result(session, result_id)
@@ -190,7 +232,7 @@ def result_page(request: Request, result_id: int) -> HTMLResponse:
         )
 
 
-@router.get("/plots/results/{result_id}.svg")
+@page(router, "/plots/results/{result_id}.svg")
 def result_plot(request: Request, result_id: int) -> Response:
     with request.app.state.factory() as session:
         row = _result(session, result_id)
@@ -199,10 +241,11 @@ def result_plot(request: Request, result_id: int) -> Response:
     return Response(plots.episode_returns(returns, title), media_type=SVG)
 
 
-@router.get("/compare", response_class=HTMLResponse)
-def compare_page(request: Request) -> HTMLResponse:
-    params = request.query_params
-    first, second, suite = params.get("a"), params.get("b"), params.get("suite") or None
+@page(router, "/compare", response_class=HTMLResponse)
+def compare_page(
+    request: Request, a: str | None = None, b: str | None = None, suite: str | None = None
+) -> HTMLResponse:
+    first, second, suite = a, b, suite or None
     with request.app.state.factory() as session:
         methods = [m.name for m in session.scalars(methods_with_results())]
         suites = list(session.scalars(select(Suite.name).order_by(Suite.name)))

@@ -17,6 +17,7 @@ from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.core.result import ResultError, result_from_data
 from rlbench_suite.core.scoring import primary_values
 from rlbench_suite.core.summary import summary_differences
+from rlbench_suite.leaderboard.methods import creator, owned_by
 from rlbench_suite.leaderboard.models import (
     Environment,
     Method,
@@ -175,20 +176,11 @@ def check_artifact_owner(session: Session, env_id: str, artifact: str | None, me
 def check_may_add(
     session: Session, name: str, token_id: int | None, env_id: str, artifact: str | None
 ) -> None:
-    """Refuse a token adding a run to a method another token (or an import) created; anyone
-    may submit an artifact the method already has on ``env_id`` (that verifies, adds no run).
-    ``token_id`` None is the server's operator (an import), who may add to any method."""
+    """Refuse a token adding a run to a method it may not (``methods.owned_by``); anyone may
+    submit an artifact the method already has on ``env_id`` (that verifies, adds no run)."""
     method = session.scalar(select(Method).where(Method.name == name))
-    if method is None or token_id is None:
+    if method is None or owned_by(session, method, token_id):
         return
-    first = session.execute(
-        select(Submission.kind, Submission.token_id)
-        .where(Submission.method_id == method.id)
-        .order_by(Submission.id)
-        .limit(1)
-    ).first()
-    if first is None or first.token_id == token_id:  # nobody's yet (a concurrent creation
-        return  # whose own result lost the race leaves its method without a submission)
     if artifact:
         known = select(Result.id).where(
             Result.method_id == method.id,
@@ -197,9 +189,10 @@ def check_may_add(
         )
         if session.scalar(known.limit(1)) is not None:
             return
-    creator = "an import on the server" if first.kind == "import" else "another token"
+    first = creator(session, method)
+    made_by = "an import on the server" if first and first.kind == "import" else "another token"
     raise RefusedResult(
-        f"method {name!r} was created by {creator}: only the token that created a method adds "
+        f"method {name!r} was created by {made_by}: only the token that created a method adds "
         "runs to it; submit under a method name of your own (submitting a policy artifact the "
         "method already has, to verify it, is open to anyone)"
     )

@@ -111,13 +111,29 @@ def checked_filters(
     return filters
 
 
+def checked_protocol(session: Session, env: Environment, protocol_hash: str | None) -> str:
+    """The protocol a request names (None: the card's current one), if ``env`` has it: the
+    current one or one of its results'; BadQuery naming the accepted hashes otherwise."""
+    if not protocol_hash or protocol_hash == env.protocol_hash:
+        return env.protocol_hash
+    known = [h for h, _ in env_protocols(session, env.id)]
+    if protocol_hash not in known:
+        others = [h for h in known if h != env.protocol_hash]
+        accepted = f"{env.protocol_hash} (the card's current protocol, also when none is named)"
+        raise BadQuery(
+            f"unknown protocol {protocol_hash[:80]!r} for {env.id}; accepted: "
+            + ", ".join([accepted, *others])
+        )
+    return protocol_hash
+
+
 def env_ranking(
     session: Session, env_id: str, filters: Filters, protocol_hash: str | None = None
 ) -> dict[str, Any]:
     """An environment's ranking table under one protocol, and what else exists."""
     env = get_env(session, env_id)
     card = env_card(env)
-    protocol_hash = protocol_hash or env.protocol_hash
+    protocol_hash = checked_protocol(session, env, protocol_hash)
 
     def table() -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
         runs = filters.apply(env_runs(session, env, protocol_hash))
@@ -137,6 +153,7 @@ def env_ranking(
         "env_id": env.id,
         "protocol_hash": protocol_hash,
         "current_protocol": protocol_hash == env.protocol_hash,
+        "normalized": problem is None,
         "scale": "normalized score (0 random, 100 expert)"
         if problem is None
         else f"{card.primary_metric} (no normalized score: {problem})",
@@ -327,3 +344,40 @@ def list_results(
         .offset(offset)
     )
     return [result_summary(row, name) for row, name in session.execute(query)], total
+
+
+def normalized_envs(session: Session, env_ids: set[str]) -> set[str]:
+    """Those of ``env_ids`` whose scores are normalized (0 random, 100 expert): their cards
+    have both references (``leaderboard.scores``' rule); the others' are the primary metric's."""
+    envs = session.scalars(select(Environment).where(Environment.id.in_(env_ids)))
+    return {e.id for e in envs if env_card(e).reference_values() is not None}
+
+
+def _index(session: Session, row: type, columns: dict[str, Any], **counts: Any) -> list[dict]:
+    """One dict per ``row`` (Method or Environment) with results: its ``columns`` and the
+    ``counts`` over its results, by the first column."""
+    key = Result.method_id if row is Method else Result.env_id
+    labelled = [c.label(k) for k, c in {**columns, **counts}.items()]
+    query = (
+        select(*labelled)
+        .join(Result, key == row.id)
+        .group_by(row.id, *columns.values())
+        .order_by(next(iter(columns.values())))
+    )
+    return [dict(r) for r in session.execute(query).mappings()]
+
+
+def method_index(session: Session) -> list[dict[str, Any]]:
+    """Every method with results: its family, how many results (verified ones) and envs."""
+    columns = {"name": Method.name, "family": Method.family}
+    verified = func.count(Result.id).filter(Result.verification == "verified")
+    return _index(session, Method, columns, results=func.count(Result.id), verified=verified,
+                  envs=func.count(Result.env_id.distinct()))  # fmt: skip
+
+
+def env_index(session: Session) -> list[dict[str, Any]]:
+    """Every environment with results: family, primary metric, how many results and methods."""
+    columns = {"id": Environment.id, "family": Environment.family,
+               "primary_metric": Environment.primary_metric}  # fmt: skip
+    return _index(session, Environment, columns, results=func.count(Result.id),
+                  methods=func.count(Result.method_id.distinct()))  # fmt: skip

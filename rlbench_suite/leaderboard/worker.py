@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -38,6 +37,7 @@ from rlbench_suite.leaderboard.store import (
     parse_result,
     store_result,
 )
+from rlbench_suite.leaderboard.worker_limits import WorkerLimits
 
 MAX_ATTEMPTS = 3
 MEMORY_SIGNS = (
@@ -48,15 +48,6 @@ MEMORY_SIGNS = (
     "Cannot allocate memory",
 )
 """What a child stopped by RLIMIT_AS says on stderr (Python, C++, the dynamic loader)."""
-
-
-@dataclass(frozen=True)
-class WorkerLimits:
-    """What one verification may use."""
-
-    cpu_s: int = 600
-    wall_s: float = 900.0
-    memory_bytes: int = 4 * 1024**3
 
 
 def claim_next(factory: sessionmaker[Session]) -> int | None:
@@ -113,7 +104,7 @@ def _failure(code: int, stderr: str, limits: WorkerLimits) -> str:
     if code in (-signal.SIGXCPU, -signal.SIGKILL) or "SIGXCPU" in stderr:
         return f"stopped: CPU-time limit of {limits.cpu_s} s exceeded"
     if any(sign in stderr for sign in MEMORY_SIGNS):
-        return f"stopped: memory limit of {limits.memory_bytes / 1024**3:g} GiB exceeded"
+        return f"stopped: memory limit of {limits.memory_gb:g} GiB exceeded"
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     return f"evaluation failed (exit {code}): {lines[-1][:500] if lines else 'no message'}"
 
@@ -159,6 +150,12 @@ def evaluate_submission(
         return json.loads(out.read_text()), None
 
 
+def eval_command(env_id: str, artifact_sha256: str) -> list[str]:
+    """The command that re-runs a verification: ``rlbench eval`` of the policy artifact
+    (saved under its SHA-256) on the card's protocol, on one worker as the server ran it."""
+    return ["rlbench", "eval", env_id, "--policy", f"onnx:{artifact_sha256}.onnx", "--workers", "1"]
+
+
 def confirm_self_reported(session: Session, verified: ResultDoc) -> dict[str, list[str]]:
     """Mark as verified the self-reported results of the same policy artifact, environment
     and protocol whose episodes the re-evaluation reproduced exactly (as ``rlbench
@@ -196,6 +193,8 @@ def run_job(factory: sessionmaker[Session], job_id: int, limits: WorkerLimits) -
         artifact = session.get(PolicyArtifact, submission.artifact_sha256)
         content, env_id, metadata = artifact.content, submission.env_id, submission.metadata_
     data, error = evaluate_submission(content, env_id, metadata, limits)
+    if data is not None:  # the child's command names its temporary files: say the user's
+        data["provenance"]["command"] = eval_command(env_id, submission.artifact_sha256)
     with factory.begin() as session:
         job = session.get(VerificationJob, job_id)
         submission = session.get(Submission, job.submission_id)

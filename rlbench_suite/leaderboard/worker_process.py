@@ -17,6 +17,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+from rlbench_suite.leaderboard.worker_limits import WorkerLimits
+
 PR_SET_PDEATHSIG = 1
 GRACE_S = 30.0
 
@@ -30,11 +32,15 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 @contextlib.contextmanager
-def worker_beside(db_env: dict[str, str], poll_s: float = 2.0) -> Iterator[subprocess.Popen]:
+def worker_beside(
+    db_env: dict[str, str], poll_s: float = 2.0, limits: WorkerLimits | None = None
+) -> Iterator[subprocess.Popen]:
     """``rlbench leaderboard verify`` in a child process for as long as the block runs;
-    ``db_env`` names the database (``{"RLBENCH_LEADERBOARD_DB": url}``)."""
+    ``db_env`` names the database (``{"RLBENCH_LEADERBOARD_DB": url}``), ``limits`` what
+    each verification may use (default: the worker's)."""
     command = [sys.executable, "-m", "rlbench_suite.cli", "leaderboard", "verify",
-               "--poll-s", str(poll_s), "--parent-pid", str(os.getpid())]  # fmt: skip
+               "--poll-s", str(poll_s), "--parent-pid", str(os.getpid()),
+               *(limits or WorkerLimits()).options()]  # fmt: skip
     process = subprocess.Popen(command, env={**os.environ, **db_env}, preexec_fn=_die_with_parent)
     try:
         yield process
