@@ -93,7 +93,7 @@ REFUSED = [
     ({"paper_url": "https://example.org/a b"}, 422, "without spaces"),
     ({"authors": "a" * 501}, 422, "501 characters; at most 500 are accepted"),
     ({"description": "d" * 5001}, 422, "at most 5000 are accepted"),
-    ({"authors": "a\x00b"}, 422, "control characters are not accepted"),
+    ({"authors": "a\x00b"}, 400, "the edit contains a NUL character"),  # as every body
     ({"authors": "a\nb"}, 422, "control characters are not accepted"),
     ({"authors": 5}, 422, "authors: Input should be a valid string"),
     ({"name": "renamed"}, 422, "a method's name is its key and cannot change"),

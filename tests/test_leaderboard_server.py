@@ -15,7 +15,7 @@ from rlbench_suite.leaderboard.db import normalize_url
 from rlbench_suite.leaderboard.models import Result
 from rlbench_suite.leaderboard.startup import prepare_database
 from rlbench_suite.leaderboard.tokens import create_token
-from tests.leaderboard_support import live_server
+from tests.leaderboard_support import live_server, with_returns
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +27,7 @@ def variants(path, n: int) -> list[bytes]:
     first, bodies = data["returns"][0], []
     for i in range(n):
         data["provenance"]["command"] = ["rlbench", "eval", "--run", str(i)]
-        data["returns"][0] = first + i
-        data["aggregates"]["return_mean"]["point"] = sum(data["returns"]) / len(data["returns"])
+        with_returns(data, [first + i, *data["returns"][1:]])
         bodies.append(json.dumps(data).encode())
     return bodies
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 from rlbench_suite.leaderboard.worker import WorkerLimits, claim_next, requeue_stale, run_pending
-from tests.leaderboard_support import REPO, make_onnx
+from tests.leaderboard_support import REPO, make_onnx, with_returns
 
 ZOO_ONNX = REPO / "baselines/policies/CartPole-v1/ppo/seed-0/policy.onnx"
 ZOO_RESULT = REPO / "baselines/results/CartPole-v1/ppo/seed-0/result.json"
@@ -39,10 +39,7 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     client, factory, alice, _ = app_client
     # a self-reported result of the same policy that the re-evaluation will not reproduce
     forged = json.loads(ZOO_RESULT.read_text())
-    forged["returns"][0] -= 1.0
-    mean = forged["aggregates"]["return_mean"]
-    mean["point"] = sum(forged["returns"]) / len(forged["returns"])
-    mean["low"] = min(mean["low"], mean["point"])  # its own figures hold (the server checks)
+    with_returns(forged, [forged["returns"][0] - 1.0, *forged["returns"][1:]])
     posted = client.post("/api/results", json=forged, headers={"Authorization": f"Bearer {alice}"})
     assert posted.status_code == 201, posted.text
     job = submit(client, alice, ZOO_ONNX.read_bytes())
@@ -109,8 +106,7 @@ def test_a_policy_is_ranked_under_one_method_and_refusals_leave_no_method(app_cl
     assert "submit it as 'zoo-ppo'" in refused.json()["detail"]
     # the same through a self-reported result under another method
     zoo = json.loads(ZOO_RESULT.read_text())
-    zoo["returns"][0] -= 1.0  # another document, the same artifact
-    zoo["aggregates"]["return_mean"]["point"] = sum(zoo["returns"]) / len(zoo["returns"])
+    with_returns(zoo, [zoo["returns"][0] - 1.0, *zoo["returns"][1:]])  # the same artifact
     posted = client.post("/api/results", json=zoo, headers=auth, params={"method": "my-copy"})
     assert posted.status_code == 422 and "under method 'zoo-ppo'" in posted.json()["detail"]
     # the zoo's own result again under a new method name: the stored row, no new method
@@ -276,9 +272,7 @@ def test_seeding_again_replaces_a_retrained_zoo_seed_and_its_verification(db_url
     assert run_pending(factory)[0][1] == "done"  # the old artifact's verification row too
     retrained = json.loads(ZOO_RESULT.read_text())
     retrained["policy"]["artifact_sha256"] = "ab" * 32  # the same seed, trained again
-    retrained["returns"][0] -= 1.0
-    retrained["aggregates"]["return_mean"]["point"] = (
-        sum(retrained["returns"]) / len(retrained["returns"]))  # fmt: skip
+    with_returns(retrained, [retrained["returns"][0] - 1.0, *retrained["returns"][1:]])
     path = tmp_path / "result.json"
     path.write_text(json.dumps(retrained))
     report = import_files(factory, [path], replace=True)

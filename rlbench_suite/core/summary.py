@@ -84,16 +84,32 @@ def normalization_of(card: EnvCard) -> Normalization | None:
                          scale=NORMALIZATION_SCALE)  # fmt: skip
 
 
+def episodes_of(seeds: list[int], returns: list[float], lengths: list[int],
+                successes: list[bool]) -> list[EpisodeRecord]:  # fmt: skip
+    """A Result's per-episode lists as the records :func:`summarize` takes."""
+    return [EpisodeRecord(index=i, seed=s, r=r, l=n, success=ok) for i, (s, r, n, ok)
+            in enumerate(zip(seeds, returns, lengths, successes, strict=True))]  # fmt: skip
+
+
+def with_figures(card: EnvCard, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a Result's JSON) with its ``aggregates`` and ``normalized_score`` computed
+    from its own episode lists under ``card``, as the harness writes them (for results made
+    by other means: synthetic loads, tests)."""
+    episodes = episodes_of(data["seeds"], data["returns"], data["lengths"], data["successes"])
+    figures = summarize(card, episodes)
+    data["aggregates"] = {k: v.model_dump(mode="json") for k, v in figures["aggregates"].items()}
+    normalized = figures["normalized_score"]
+    data["normalized_score"] = normalized.model_dump(mode="json") if normalized else None
+    return data
+
+
 def summary_differences(card: EnvCard, doc: Any, rel_tol: float = 1e-6) -> list[str]:
     """Where a Result's figures disagree with its own episodes under ``card``: each aggregate's
     point (and the ``normalized_score``'s, when it has one) against :func:`summarize`'s, and
     each interval against its point (``low <= point <= high``); one line per problem, empty
     when they agree. Intervals are not recomputed (their bootstrap settings are recorded with
     them and may change between versions); points are plain functions of the episodes."""
-    episodes = [EpisodeRecord(index=i, seed=s, r=r, l=n, success=ok) for i, (s, r, n, ok)
-                in enumerate(zip(doc.seeds, doc.returns, doc.lengths, doc.successes,
-                                 strict=True))]  # fmt: skip
-    computed = summarize(card, episodes)
+    computed = summarize(card, episodes_of(doc.seeds, doc.returns, doc.lengths, doc.successes))
     pairs = [
         (f"aggregates.{k}", v, doc.aggregates.get(k)) for k, v in computed["aggregates"].items()
     ]
