@@ -15,6 +15,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -302,8 +303,11 @@ uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 """
 
 
-def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 120) -> None:
-    """Wait until the server at ``base`` answers; fail with its output if it exits."""
+def wait_until_serving(
+    base: str, process: subprocess.Popen, log: IO[str] | None = None, seconds: float = 120
+) -> None:
+    """Wait until the server at ``base`` answers; fail with its output (its stdout, or
+    ``log`` where it writes there) if it exits."""
     import time
 
     import httpx
@@ -311,7 +315,10 @@ def wait_until_serving(base: str, process: subprocess.Popen, seconds: float = 12
     deadline = time.monotonic() + seconds
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {process.stdout.read()[-2000:]}")
+            if log is not None:
+                log.seek(0)
+            output = (log or process.stdout).read()
+            raise RuntimeError(f"the server exited: {output[-2000:]}")
         try:
             httpx.get(f"{base}/api/envs", timeout=5)
             return
@@ -328,20 +335,22 @@ def live_server(url: str, script: str = SERVER_SCRIPT) -> Iterator[tuple[str, su
     import sys
 
     port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", script, url, str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(base, process)
-        yield base, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
+    # the server's output goes to a file (a pipe nobody reads would block it once full) and
+    # is printed when it stops, so a failing test shows the server's tracebacks
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-c", script, url, str(port)], stdout=log, stderr=subprocess.STDOUT
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_serving(base, process, log)
+            yield base, process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait(timeout=30)
+            log.seek(0)
+            print(f"--- the server's output ---\n{log.read()[-20000:]}")
 
 
 @contextlib.contextmanager

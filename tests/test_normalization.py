@@ -11,7 +11,7 @@ from rlbench_suite.core.catalog import cards
 from rlbench_suite.core.metrics import wilson_interval
 from rlbench_suite.core.result import EpisodeRecord
 from rlbench_suite.core.scoring import SEPARATION_STANDARD_ERRORS, references_separated
-from rlbench_suite.core.summary import summarize
+from rlbench_suite.core.summary import summarize, summary_points
 from tests.conftest import run_cli
 
 
@@ -63,6 +63,28 @@ def test_the_normalized_interval_is_the_primary_intervals_image():
     assert normalized.point == pytest.approx(100 * (mean.point + 100) / 300)
     assert normalized.low == pytest.approx(100 * (mean.low + 100) / 300)
     assert normalized.high == pytest.approx(100 * (mean.high + 100) / 300)
+
+
+@pytest.mark.parametrize(
+    "toy",
+    [
+        card("return", ref(-100.0, 10.0), ref(200.0, 10.0)),
+        card("success_rate", ref(0.2, 0.4), ref(0.9, 0.3)),
+        cards()["rlbench/Chess-v6"],  # no normalized score
+    ],
+    ids=["return", "success", "unscored"],
+)
+def test_the_points_the_server_checks_are_the_summarys_own(toy):
+    # the server checks a result's points against summary_points (no bootstrap); they must be
+    # exactly the points summarize writes, or honest results would be refused
+    values = [float(v) * 1.37 for v in range(-50, 150, 3)]
+    done = episodes([i % 3 == 0 for i in range(len(values))], values)
+    summary, points = summarize(toy, done), summary_points(toy, done)
+    expected = {f"aggregates.{k}": v.point for k, v in summary["aggregates"].items()}
+    normalized = summary["normalized_score"]
+    expected["normalized_score"] = None if normalized is None else normalized.point
+    assert points == expected
+    assert (normalized is None) == (toy.id == "rlbench/Chess-v6")
 
 
 @pytest.mark.parametrize(

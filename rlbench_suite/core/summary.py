@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.metrics import interval_estimates, success_rate
+from rlbench_suite.core.metrics import interval_estimates, iqm, mean, median, success_rate
 from rlbench_suite.core.offline_cards import NORMALIZATION_SCALE, OFFLINE_FAMILY
 from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate, Normalization
 from rlbench_suite.core.scoring import normalized_score, primary_values, scored_by_success
@@ -103,26 +103,43 @@ def with_figures(card: EnvCard, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def summary_points(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, float | None]:
+    """The points of :func:`summarize`'s figures without their intervals (no bootstrap):
+    ``aggregates.<name>`` for each aggregate and ``normalized_score`` (None without
+    references), computed by the same functions."""
+    returns = np.array([e.r for e in episodes])
+    points: dict[str, float | None] = {
+        f"aggregates.return_{name}": function(returns)
+        for name, function in (("mean", mean), ("median", median), ("iqm", iqm))
+    }
+    points["aggregates.success_rate"] = success_rate([e.success for e in episodes]).point
+    values = episode_normalized_scores(card, episodes)
+    points["normalized_score"] = None if values is None else float(values.mean())
+    return points
+
+
 def summary_differences(card: EnvCard, doc: Any, rel_tol: float = 1e-6) -> list[str]:
     """Where a Result's figures disagree with its own episodes under ``card``: each aggregate's
-    point (and the ``normalized_score``'s, when it has one) against :func:`summarize`'s, and
-    each interval against its point (``low <= point <= high``); one line per problem, empty
-    when they agree. Intervals are not recomputed (their bootstrap settings are recorded with
-    them and may change between versions); points are plain functions of the episodes."""
-    computed = summarize(card, episodes_of(doc.seeds, doc.returns, doc.lengths, doc.successes))
-    pairs = [
-        (f"aggregates.{k}", v, doc.aggregates.get(k)) for k, v in computed["aggregates"].items()
-    ]
-    if doc.normalized_score is not None:
-        pairs.append(("normalized_score", computed["normalized_score"], doc.normalized_score))
+    point (and the ``normalized_score``'s, when it has one) against :func:`summary_points`,
+    and each interval against its point (``low <= point <= high``); one line per problem,
+    empty when they agree. Intervals are not recomputed (their bootstrap settings are
+    recorded with them and may change between versions); points are plain functions of the
+    episodes."""
+    computed = summary_points(card, episodes_of(doc.seeds, doc.returns, doc.lengths,
+                                                doc.successes))  # fmt: skip
+    figures = {f"aggregates.{k}": v for k, v in doc.aggregates.items()}
+    figures["normalized_score"] = doc.normalized_score
     problems = []
-    for name, mine, theirs in pairs:
+    for name, mine in computed.items():
+        theirs = figures.get(name)
+        if name == "normalized_score" and theirs is None:
+            continue  # a result may leave the normalized score out
         if theirs is None:
             problems.append(f"{name} is missing")
         elif mine is None:
             problems.append(f"{name}: {card.id} has no normalized score (it lacks a reference)")
-        elif not np.isclose(theirs.point, mine.point, rtol=rel_tol, atol=1e-9):
-            problems.append(f"{name} {theirs.point:.6g} vs {mine.point:.6g} from the episodes")
+        elif not np.isclose(theirs.point, mine, rtol=rel_tol, atol=1e-9):
+            problems.append(f"{name} {theirs.point:.6g} vs {mine:.6g} from the episodes")
         elif not theirs.low - 1e-9 <= theirs.point <= theirs.high + 1e-9:
             problems.append(f"{name}'s interval [{theirs.low:.6g}, {theirs.high:.6g}] does not "
                             f"hold its point {theirs.point:.6g}")  # fmt: skip
