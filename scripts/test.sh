@@ -6,4 +6,4 @@ bash scripts/setup.sh
 .venv/bin/ruff check .
 # pytest exits 5 when it collects no test; that is a failure here too. Two workers
 # (pytest-xdist) by default: every test runs in its own process state and temp folders.
-.venv/bin/python -m pytest -n "${RLBENCH_TEST_WORKERS:-2}" "$@"
+.venv/bin/python -m pytest -n "${RLBENCH_TEST_WORKERS:-2}" --durations=25 "$@"

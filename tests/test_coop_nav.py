@@ -198,3 +198,59 @@ def test_scripted_team_covers_the_landmarks() -> None:
     outcomes = [team_episode(env, seed) for seed in range(10_000, 10_050)]
     assert np.mean([success for _, success, _ in outcomes]) >= 0.8
     assert np.mean([team for team, _, _ in outcomes]) > -20.0
+
+
+def test_the_scripted_agent_0_still_scores_the_cards_expert_reference() -> None:
+    # the scripted policy acts in batches now; one by one through the Gymnasium view it
+    # must play exactly as when the card's expert reference was measured
+    card = get_card("rlbench/CoopNav-v0")
+    env = gym.make(card.id)
+    policy = GreedyLandmarks(env.observation_space, env.action_space)
+    returns = []
+    for seed in card.reference.expert.seeds:
+        obs, _ = env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(policy.act(obs, {}))
+            total, done = total + reward, terminated or truncated
+        returns.append(total)
+    assert np.mean(returns) == pytest.approx(card.reference.expert.value, abs=1e-6)
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_a_batch_of_scripted_agents_acts_as_each_would_alone(continuous: bool) -> None:
+    venv = CoopNavVectorEnv(32, continuous_actions=continuous)
+    policy = GreedyLandmarks(action_space=venv.single_action_space)
+    obs, _ = venv.reset(seed=3)
+    for _ in range(30):
+        batch = policy.act_batch(obs)
+        alone = np.array([policy.act(o, {}) for o in obs])
+        assert np.array_equal(batch, alone)
+        obs, *_ = venv.step(batch)
+
+
+def test_the_trainers_batched_view_plays_the_gymnasium_view() -> None:
+    from rlbench_suite.baselines.training_envs import make_vector_env
+    from rlbench_suite.wrappers.agent_view_vector import AgentViewVectorEnv
+
+    card = get_card("rlbench/CoopNav-v0")
+    envs = make_vector_env(card, 4)  # agent_0 of 4 batched games, the partners in batches
+    assert isinstance(envs, AgentViewVectorEnv) and envs.num_envs == 4
+    singles = [gym.make(card.id) for _ in range(4)]
+    obs, _ = envs.reset(seed=500)
+    assert np.array_equal(obs, np.stack([e.reset(seed=500 + g)[0] for g, e in enumerate(singles)]))
+    rng, ended = np.random.default_rng(1), 0
+    for _ in range(80):  # three episodes, through two same-step autoresets
+        actions = rng.integers(0, 5, 4)
+        obs, rewards, terminated, truncated, info = envs.step(actions)
+        for g, env in enumerate(singles):
+            one, reward, _, one_truncated, one_info = env.step(int(actions[g]))
+            assert reward == rewards[g] and one_truncated == truncated[g]
+            if one_truncated:
+                ended += 1
+                assert np.array_equal(info["final_obs"][g], one)
+                assert info["final_info"]["success"][g] == one_info["success"]
+                one, _ = env.reset()  # each game goes on with its own generator
+            assert np.array_equal(one, obs[g])
+        assert not terminated.any()
+    assert ended == 12

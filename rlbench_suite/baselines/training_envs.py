@@ -96,11 +96,38 @@ class Recorder(Protocol):
     def vector(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv: ...
 
 
+def batched_agent_view(card: EnvCard, n: int, **kwargs: Any) -> gym.vector.VectorEnv | None:
+    """``n`` games of a multi-agent ``card``'s Gymnasium view (its ``agent`` beside its
+    ``opponents``) on its batched backend, the opponents acting in batches
+    (:class:`~rlbench_suite.wrappers.agent_view_vector.AgentViewVectorEnv`); None where the
+    card has no batched backend, adds wrappers to the view, or its opponents act one by one.
+    ``kwargs`` (e.g. ``autoreset_mode``) go to the backend."""
+    if not (card.is_multiagent and card.batched_entry_point and card.opponents and card.agent):
+        return None
+    if card.wrappers:
+        return None
+    from rlbench_suite import make_batched, make_multiagent
+    from rlbench_suite.policies import make_policy
+    from rlbench_suite.wrappers.agent_view_vector import AgentViewVectorEnv, batched_partner
+
+    game = make_multiagent(card.id, "parallel")
+    agents = list(game.possible_agents)
+    other = next(a for a in agents if a != card.agent)
+    partner = batched_partner(make_policy(card.opponents, game, agent=other))
+    game.close()
+    if partner is None:
+        return None
+    return AgentViewVectorEnv(make_batched(card.id, n, **kwargs), len(agents),
+                              agents.index(card.agent), partner)  # fmt: skip
+
+
 def make_vector_env(
     card: EnvCard, n: int, stack: Any = (), recorder: Recorder | None = None
 ) -> gym.vector.VectorEnv:
     """``n`` envs of ``card`` in SAME_STEP autoreset: its native vector backend where it has
-    one, else ``n`` copies with the standard wrappers in one process (``SyncVectorEnv``);
+    one, or its agent's view of its batched multi-agent backend where its opponents act in
+    batches (:func:`batched_agent_view`), else ``n`` copies with the standard wrappers in one
+    process (``SyncVectorEnv``);
     ``stack``: the suite's wrappers to train through, on each copy (never the native backend);
     ``recorder``: sees each copy under ``stack``, or the native backend (:class:`Recorder`)."""
     from gymnasium.vector import AutoresetMode
@@ -109,6 +136,9 @@ def make_vector_env(
     if card.vector_entry_point and not stack:  # the native backend takes its options as kwargs
         envs = gym.make_vec(card.id, n, vectorization_mode="vector_entry_point", **same_step)
         return envs if recorder is None else recorder.vector(envs)
+    view = None if stack or recorder is not None else batched_agent_view(card, n, **same_step)
+    if view is not None:
+        return view
     layers = ([recorder.env] if recorder is not None else []) + (
         [functools.partial(apply_wrappers, stack=list(stack))] if stack else []
     )  # fmt: skip
@@ -118,7 +148,10 @@ def make_vector_env(
 
 
 def make_training_env(
-    card: EnvCard, params: Hyperparams, algo: Algorithm | None = None, seed: int = 0,
+    card: EnvCard,
+    params: Hyperparams,
+    algo: Algorithm | None = None,
+    seed: int = 0,
     recorder: Recorder | None = None,
 ) -> Any:
     """The SB3 VecEnv to train on: :func:`make_vector_env` behind SB3's adapter; VecNormalize

@@ -52,20 +52,32 @@ def assign(cost: np.ndarray) -> np.ndarray:
     return choice
 
 
-def aim(observation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The agent's velocity and the point it aims at (relative to it), from its observation."""
-    obs = np.asarray(observation, dtype=np.float64)
-    n = agents_in(obs.size) or 0
-    landmarks = obs[landmarks_slice(n)].reshape(n, 2)
-    others = obs[others_slice(n)].reshape(n - 1, 2)
-    agents = np.vstack([np.zeros(2), others])  # this agent first, all relative to it
-    cost = np.linalg.norm(landmarks[None, :, :] - agents[:, None, :], axis=2)
-    target = landmarks[assign(cost)[0]]
-    apart = np.linalg.norm(others, axis=1)
-    near = apart < AVOID_RADIUS
-    away = -others[near] / np.maximum(apart[near, None], 1e-9)
-    push = AVOID_GAIN * ((AVOID_RADIUS - apart[near, None]) * away).sum(axis=0)
-    return obs[VELOCITY], target + push
+def first_agents_landmarks(cost: np.ndarray) -> np.ndarray:
+    """For a batch of costs ``(B, N, N)``: the landmark :func:`assign` gives agent 0 (row 0)
+    in each, ``(B,)``; all permutations at once up to :data:`EXACT_UP_TO` agents."""
+    n = cost.shape[1]
+    if n > EXACT_UP_TO:
+        return np.array([assign(c)[0] for c in cost], dtype=np.int64)
+    perms = np.array(list(itertools.permutations(range(n))))  # (P, N)
+    totals = cost[:, np.arange(n)[None, :], perms].sum(axis=2)  # (B, P)
+    return perms[totals.argmin(axis=1), 0]
+
+
+def aim(observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each agent's velocity and the point it aims at (relative to it), from a batch of
+    observations ``(B, 4N + 2)``: ``((B, 2), (B, 2))``."""
+    obs = np.asarray(observations, dtype=np.float64)
+    batch, n = obs.shape[0], agents_in(obs.shape[1]) or 0
+    landmarks = obs[:, landmarks_slice(n)].reshape(batch, n, 2)
+    others = obs[:, others_slice(n)].reshape(batch, n - 1, 2)
+    agents = np.concatenate([np.zeros((batch, 1, 2)), others], axis=1)  # this agent first
+    cost = np.linalg.norm(landmarks[:, None, :, :] - agents[:, :, None, :], axis=3)
+    target = landmarks[np.arange(batch), first_agents_landmarks(cost)]
+    apart = np.linalg.norm(others, axis=2)  # (B, N - 1)
+    away = -others / np.maximum(apart[:, :, None], 1e-9)
+    weight = np.where(apart < AVOID_RADIUS, AVOID_RADIUS - apart, 0.0)
+    push = AVOID_GAIN * (weight[:, :, None] * away).sum(axis=1)
+    return obs[:, VELOCITY], target + push
 
 
 class GreedyLandmarks:
@@ -89,16 +101,24 @@ class GreedyLandmarks:
         """Nothing to reset: the policy is deterministic and memoryless."""
 
     def act(self, observation: np.ndarray, info: dict[str, Any]) -> Any:
-        velocity, target = aim(observation)
+        action = self.act_batch(np.asarray(observation)[None])[0]
+        return action.astype(np.float32) if self.continuous else int(action)
+
+    def act_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The actions of a batch of agents, one observation ``(B, 4N + 2)`` each: ``(B,)``
+        integers, or ``(B, 5)`` float32 accelerations if continuous. The policy is memoryless,
+        so any agents of any games may be batched together."""
+        velocity, target = aim(observations)
         # this step moves the agent by v * dt whatever the action; the action sets v'
         kept = (1.0 - DAMPING) * velocity
         target = target - DT * velocity
         if self.continuous:  # the v' that coasts to a stop on the target
             u = np.clip((target / COAST - kept) / IMPULSE, -1.0, 1.0)
-            pushes = np.maximum([-u[0], u[0], -u[1], u[1]], 0.0)
-            return np.concatenate([[0.0], pushes]).astype(np.float32)
+            pushes = np.maximum(np.stack([-u[:, 0], u[:, 0], -u[:, 1], u[:, 1]], axis=1), 0.0)
+            return np.concatenate([np.zeros((len(u), 1)), pushes], axis=1).astype(np.float32)
         # a discrete agent only comes to rest on a 0.2 grid, so it hovers instead: the move
         # keeping it nearest the target over the next steps (coasting after this one)
-        nexts = kept + IMPULSE * MOVES
-        paths = HORIZON[:, None, None] * nexts[None, :, :]  # (steps, moves, 2)
-        return int(np.linalg.norm(target - paths, axis=2).sum(axis=0).argmin())
+        nexts = kept[:, None, :] + IMPULSE * MOVES[None]  # (B, moves, 2)
+        paths = HORIZON[None, :, None, None] * nexts[:, None, :, :]  # (B, steps, moves, 2)
+        distance = np.linalg.norm(target[:, None, None, :] - paths, axis=3)
+        return distance.sum(axis=1).argmin(axis=1)
