@@ -135,6 +135,24 @@ def test_an_env_whose_state_does_not_pickle_resumes_with_new_episodes(tmp_path):
     assert resumed.run["resume_exact"] is False
 
 
+def test_a_run_interrupted_in_its_final_evaluation_resumes_it(tmp_path):
+    # the zoo's HalfCheetah seed stopped mid-evaluation; resuming refused the half-written
+    # episode log instead of going on with it
+    settings = dict(env_id=CARTPOLE, algo="ppo", budget=512, checkpoint_every=256,
+                    eval_episodes=1, final_episodes=6, out=tmp_path)  # fmt: skip
+    whole = train(TrainConfig(**settings))
+    log = whole.run_dir / "result.json.episodes.jsonl"
+    first = load_result(whole.run_dir / "result.json")
+    log.write_text("\n".join(log.read_text().splitlines()[:3]) + "\n")  # header, 2 episodes
+    (whole.run_dir / "result.json").unlink()
+    record = json.loads((whole.run_dir / "run.json").read_text())
+    (whole.run_dir / "run.json").write_text(json.dumps({**record, "status": "interrupted"}))
+    resumed = train(TrainConfig(**settings, resume=True))
+    assert resumed.run["status"] == "finished"
+    again = load_result(whole.run_dir / "result.json")
+    assert again.returns == first.returns and len(again.returns) == 6
+
+
 def test_resume_refuses_other_settings_and_says_which(tmp_path):
     settings = dict(env_id=CARTPOLE, algo="ppo", budget=512, checkpoint_every=256,
                     eval_episodes=1, out=tmp_path)  # fmt: skip

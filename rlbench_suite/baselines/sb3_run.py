@@ -458,6 +458,7 @@ class Run:
             protocol,
             workers=self.config.workers,
             out=self.dir / "result.json",
+            resume=True,  # an evaluation interrupted with the run goes on where it stopped
         )
         files = ["run.json", curves.CURVE_FILE, *model_files, "policy.onnx",
                  "policy.onnx.meta.json", "result.json"]  # fmt: skip
