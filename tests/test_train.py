@@ -151,6 +151,16 @@ def test_a_run_interrupted_in_its_final_evaluation_resumes_it(tmp_path):
     assert resumed.run["status"] == "finished"
     again = load_result(whole.run_dir / "result.json")
     assert again.returns == first.returns and len(again.returns) == 6
+    # a log of an earlier final policy (a resume that retrained differently) is started over
+    lines = [json.loads(line) for line in log.read_text().splitlines()[:3]]
+    lines[0]["header"]["policy"]["artifact_sha256"] = "0" * 64
+    for line in lines[1:]:
+        line["r"] = -1.0
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (whole.run_dir / "result.json").unlink()
+    (whole.run_dir / "run.json").write_text(json.dumps({**record, "status": "interrupted"}))
+    train(TrainConfig(**settings, resume=True))
+    assert load_result(whole.run_dir / "result.json").returns == first.returns
 
 
 def test_resume_refuses_other_settings_and_says_which(tmp_path):

@@ -426,7 +426,6 @@ class Run:
 
     def finish(self, model: Any) -> None:
         """The model, policy.onnx (+ sidecar), the harness's result.json; run.json finished."""
-        from rlbench_suite.evaluation import default_protocol, evaluate
         from rlbench_suite.policies.core import PolicyMetadata, write_metadata
 
         onnx_path = self.dir / "policy.onnx"
@@ -451,15 +450,7 @@ class Run:
             if model_file.endswith(".zip"):
                 write_metadata(self.dir / model_file, meta)
         self.save_record(wall_time_s=round(self.wall(), 3))
-        protocol = default_protocol(self.card, episodes=self.config.final_episodes)
-        result = evaluate(
-            self.card,
-            f"onnx:{onnx_path}",
-            protocol,
-            workers=self.config.workers,
-            out=self.dir / "result.json",
-            resume=True,  # an evaluation interrupted with the run goes on where it stopped
-        )
+        result = self.final_evaluation(onnx_path)
         files = ["run.json", curves.CURVE_FILE, *model_files, "policy.onnx",
                  "policy.onnx.meta.json", "result.json"]  # fmt: skip
         if self.algo.league:  # league.json and the kept snapshots (league.py)
@@ -472,6 +463,25 @@ class Run:
             final_score=_score_summary(result),
             files=files,
         )
+
+    def final_evaluation(self, onnx_path: Path) -> Any:
+        """The harness's Result of the final policy, in ``result.json``. An evaluation
+        interrupted with the run goes on where it stopped; one of an earlier final policy (a
+        run resumed from a checkpoint that could not hold its env retrains differently) is
+        started over."""
+        from rlbench_suite.evaluation import default_protocol, evaluate
+        from rlbench_suite.evaluation.runner import episode_log_path
+        from rlbench_suite.evaluation.store import OtherEvaluationLog
+
+        protocol = default_protocol(self.card, episodes=self.config.final_episodes)
+        out = self.dir / "result.json"
+        try:
+            return evaluate(self.card, f"onnx:{onnx_path}", protocol,
+                            workers=self.config.workers, out=out, resume=True)  # fmt: skip
+        except OtherEvaluationLog:
+            episode_log_path(out).unlink()
+            return evaluate(self.card, f"onnx:{onnx_path}", protocol,
+                            workers=self.config.workers, out=out)  # fmt: skip
 
 
 def _score_summary(result: Any) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def evaluate(
         header = {"env_id": card.id, "spec_hash": protocol.spec_hash,
                   "protocol_hash": protocol.hash, "policy": identity,
                   "references": card.reference_values()}  # fmt: skip
-        log = EpisodeLog(_log_path(out), header, resume=resume) if out is not None else None
+        log = EpisodeLog(episode_log_path(out), header, resume=resume) if out is not None else None
         done: dict[int, EpisodeRecord] = dict(log.done) if log else {}
 
         def record(episode: EpisodeRecord) -> None:
@@ -144,6 +144,7 @@ def evaluate(
     return result
 
 
-def _log_path(out: str | Path) -> Path:
+def episode_log_path(out: str | Path) -> Path:
+    """Where the episodes of an evaluation writing ``out`` are logged as they finish."""
     out = Path(out)
     return out.with_name(out.name + ".episodes.jsonl")

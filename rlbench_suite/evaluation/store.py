@@ -18,6 +18,10 @@ from pydantic import ValidationError
 from rlbench_suite.core.result import EpisodeRecord
 
 
+class OtherEvaluationLog(ValueError):
+    """An episode log written by a different evaluation than the one resuming it."""
+
+
 class EpisodeLog:
     """Append-only, crash-safe log of the episodes of one evaluation."""
 
@@ -48,7 +52,7 @@ class EpisodeLog:
         except json.JSONDecodeError:
             header = None
         if header != self.header:
-            raise ValueError(
+            raise OtherEvaluationLog(
                 f"{self.path} was written by a different evaluation (protocol, environment, "
                 "policy or the card's reference scores differ); remove it or write to another "
                 "--out"
