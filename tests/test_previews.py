@@ -170,7 +170,7 @@ class _SettlesAt40(gymnasium.Env):
     """A 360-step episode whose picture (a square moving right) stops changing at step 40."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
-    observation_space = gymnasium.spaces.Box(0.0, 1.0, (1,))
+    observation_space = gymnasium.spaces.Box(np.zeros(1, np.float32), np.ones(1, np.float32))
     action_space = gymnasium.spaces.Discrete(1)
 
     def reset(self, *, seed=None, options=None):
