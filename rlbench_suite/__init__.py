@@ -21,8 +21,12 @@ if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
 from rlbench_suite.card_sources import register_cards, register_external_cards
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError, cards, get_card
+from rlbench_suite.mujoco_log import route_mujoco_log
 from rlbench_suite.registry import make_batched, make_multiagent, register_all
 
+# MuJoCo's warnings become Python warnings (known upstream deprecations dropped), never lines
+# in a MUJOCO_LOG.TXT in the working directory; MuJoCo itself is imported only when used.
+route_mujoco_log()
 register_all()
 register_external_cards()
 

@@ -1,11 +1,9 @@
-"""The camera a picture of a MuJoCo environment is taken with, and MuJoCo's log file kept
-out of the working directory (``rlbench_suite.previews``' helpers)."""
+"""The camera a picture of a MuJoCo environment is taken with (``rlbench_suite.previews``'
+helper; MuJoCo's log is routed by ``rlbench_suite.mujoco_log`` for every path)."""
 
 from __future__ import annotations
 
 import functools
-import importlib.util
-import warnings
 
 import gymnasium as gym
 
@@ -20,7 +18,6 @@ free camera stays put while the ant or the cheetah leaves the picture."""
 def _model_cameras(card_id: str) -> tuple[str, ...]:
     import mujoco
 
-    quiet_mujoco_log()
     env = gym.make(card_id)
     try:
         model = env.unwrapped.model
@@ -36,18 +33,3 @@ def tracking_camera(card: EnvCard) -> str | None:
     if not card.entry_point.startswith("gymnasium.envs.mujoco."):
         return None
     return TRACKING_CAMERA if TRACKING_CAMERA in _model_cameras(card.id) else None
-
-
-def quiet_mujoco_log() -> None:
-    """MuJoCo's warnings (a deprecated attribute in Gymnasium's half_cheetah.xml, at every
-    load) become Python warnings, shown once each, instead of lines appended to a
-    ``MUJOCO_LOG.TXT`` in the working directory. Nothing happens without MuJoCo."""
-    if importlib.util.find_spec("mujoco") is None:
-        return
-    import mujoco
-
-    mujoco.set_mju_user_warning(_mujoco_warning)
-
-
-def _mujoco_warning(message: str) -> None:
-    warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=2)

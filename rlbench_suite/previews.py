@@ -25,7 +25,7 @@ import numpy as np
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import as_card
 from rlbench_suite.core.seeds import policy_seed
-from rlbench_suite.preview_camera import quiet_mujoco_log, tracking_camera
+from rlbench_suite.preview_camera import tracking_camera
 from rlbench_suite.refscores import reference_policy
 from rlbench_suite.wrappers.stats import STATS_KEY
 
@@ -138,7 +138,6 @@ def describe_space(space: gym.Space) -> str:
 
 def render_modes(card: EnvCard) -> list[str]:
     """The render modes the card's environment declares (an env is built, not reset)."""
-    quiet_mujoco_log()
     env = gym.make(card.id)
     try:
         return list(env.metadata.get("render_modes") or [])
@@ -190,7 +189,6 @@ def write_preview(
 
 def _make(card: EnvCard, options: PreviewOptions, **kwargs: Any) -> tuple[gym.Env, Any, Preview]:
     """The env, the policy, and the preview's record so far (its policy, spaces, notes)."""
-    quiet_mujoco_log()
     env = gym.make(card.id, **kwargs)
     spec, notes = options.policy or default_policy(card), []
     try:

@@ -157,18 +157,22 @@ def test_the_database_holds_the_results_verified_as_the_table_says(quick):
                 and r["artifact_sha256"] == row["artifact_sha256"]
                 for r in results
             )
+    # every committed zoo result is accepted (a card changed under its result is refused)
+    assert re.search(r"\d+ imported, \d+ already there, 0 refused", done.stdout), done.stdout[:800]
     imported = [r for r in results if r["id"] not in ids and r["method"].startswith("zoo-")]
     assert len(imported) >= len(list(ROOT.glob("baselines/results/*/*/seed-*/result.json")))
 
 
 @pytest.mark.slow
 def test_the_trained_quadrotor_is_a_method_of_its_own_apart_from_the_shipped_baseline(quick):
-    """The policy trained just now is stored (and verified) under a method named after it;
+    """The policy trained just now is stored (and verified) under the demo's own method;
     the shipped QuadHover baseline's seeds stay under zoo-fast_ppo, and the table's row is
     the new policy alone."""
     data, done = quick
+    from rlbench_suite.demo.quad import DEMO_METHOD
+
     sha = file_sha256(data / "demo" / "quad" / "policy.onnx")
-    method = f"demo-trained fast_ppo (policy {sha[:8]})"
+    method = DEMO_METHOD
     quad = [r for r in stored(data) if r["env_id"] == QUAD]
     mine = [r for r in quad if r["artifact_sha256"] == sha]
     assert {r["method"] for r in mine} == {method}
@@ -244,7 +248,7 @@ def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(qu
             found = re.search(r"the leaderboard site: (http://127\.0\.0\.1:\d+/)", line)
             if found:
                 page = httpx.get(found[1] + f"envs/{QUAD}", timeout=30)
-                assert page.status_code == 200 and "demo-trained fast_ppo (policy " in page.text
+                assert page.status_code == 200 and "demo-trained fast_ppo" in page.text
                 process.send_signal(signal.SIGINT)
                 break
         out, err = process.communicate(timeout=60)
@@ -264,8 +268,57 @@ def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(qu
     kept_quad = "on PyBullet (kept from an earlier demo)" in stdout
     assert ("  kept: rlbench/QuadHover-v0 result" in stdout) == kept_quad
     assert ("  made: rlbench/QuadHover-v0 result" in stdout) != kept_quad
-    # a snapshot that differs is a method of its own: the row is still this policy alone
+    # a snapshot that differs replaces the earlier one: the row is still this policy alone,
+    # under the one demo method
     assert table_rows(stdout)[QUAD][3] == "50 episodes of 1 run"
+    methods = {r["method"] for r in stored(data) if r["method"].startswith("demo")}
+    assert methods == {"demo-trained fast_ppo"}
+
+
+def _demo_run(policy: Path, steps: int):
+    from rlbench_suite.demo.quad import QuadRun, Screen
+
+    best = Screen(steps=steps, seconds=10.0, success_rate=0.5, mean_return=300.0)
+    return QuadRun(policy, steps, 10.0, 2048, best, [best], "stopped", False)
+
+
+def test_a_second_demo_policy_replaces_the_first_under_one_demo_method(tmp_path):
+    """The quadrotor's leaderboard step run twice on one database, with two different
+    policies (as when a busy machine stops training at another snapshot): each run made a
+    method of its own ("demo-trained fast_ppo (policy <sha>)"); now the one demo method holds
+    the newer policy's result alone, and the older policy's queued verification is failed."""
+    from rlbench_suite.demo import board
+    from rlbench_suite.demo.quad import DEMO_METHOD, demo_method
+    from rlbench_suite.leaderboard.db import sqlite_url
+    from rlbench_suite.policies import resolve_baseline
+
+    card = get_card(QUAD)
+    factory = board.open_board(sqlite_url(tmp_path))
+    kept = []
+    for seed in (0, 1):
+        name = f"QuadHover-v0/fast_ppo/seed-{seed}"
+        policy = resolve_baseline(name)
+        result = load_result(ROOT / "baselines" / "results" / name / "result.json")
+        stored = board.store(factory, result, demo_method(card, _demo_run(policy, 1000 * seed)))
+        job = board.queue_verification(factory, stored, policy)
+        kept.append((stored, file_sha256(policy), job))
+    engine = create_engine(sqlite_url(tmp_path))
+    with engine.connect() as connection:
+        methods = connection.execute(text("SELECT name, description FROM methods")).all()
+        rows = connection.execute(text(
+            "SELECT r.id, r.artifact_sha256 FROM results r JOIN methods m ON m.id = r.method_id "
+            "WHERE m.name = :n"), {"n": DEMO_METHOD}).all()  # fmt: skip
+        jobs = dict(connection.execute(text("SELECT id, state FROM verification_jobs")).all())
+    assert [m for m, _ in methods if m.startswith("demo")] == [DEMO_METHOD]
+    assert rows == [(kept[1][0].result_id, kept[1][1])]
+    assert {stored.method for stored, _, _ in kept} == {DEMO_METHOD}
+    assert "the snapshot at 1,000 steps" in dict(methods)[DEMO_METHOD]  # the newer policy's
+    assert jobs[kept[0][2]] == "failed" and jobs[kept[1][2]] == "queued"
+    again = board.store(factory, load_result(ROOT / "baselines" / "results" /
+                                             "QuadHover-v0/fast_ppo/seed-1/result.json"),
+                        demo_method(card, _demo_run(resolve_baseline(
+                            "QuadHover-v0/fast_ppo/seed-1"), 1000)))  # fmt: skip
+    assert (again.result_id, again.created) == (kept[1][0].result_id, False)  # the same policy
 
 
 def test_a_failing_step_is_named_on_one_line(tmp_path):

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import gymnasium
+import numpy as np
 import pytest
 
 from rlbench_suite.core.catalog import get_card
@@ -164,32 +166,88 @@ def test_every_env_with_frames_declares_its_frame_rate():
             env.close()
 
 
-def test_a_play_that_settles_early_is_filmed_up_to_where_it_settles(tmp_path):
-    """QuadSwarm's drones reach their slots and hover: 36 frames over 360 steps showed 3
-    pictures; the frames are spread again over the steps before the picture settles."""
-    preview = write_preview("rlbench/QuadSwarm-v0", tmp_path / "swarm.gif")
-    frames = _frames(preview.path)
-    assert len({f.tobytes() for f in frames}) >= MIN_DISTINCT_FRAMES
-    assert preview.steps < 360 and preview.seed == 0
+class _SettlesAt40(gymnasium.Env):
+    """A 360-step episode whose picture (a square moving right) stops changing at step 40."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+    observation_space = gymnasium.spaces.Box(np.zeros(1, np.float32), np.ones(1, np.float32))
+    action_space = gymnasium.spaces.Discrete(1)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(1, np.float32), 0.0, False, self.t >= 360, {}
+
+    def render(self):
+        frame = np.full((20, 60, 3), 255, np.uint8)
+        x = min(self.t, 40)
+        frame[5:15, x:x + 10] = 0
+        return frame
+
+
+def test_a_play_that_settles_early_is_filmed_up_to_where_it_settles():
+    """36 frames over 360 steps of a picture that settles at step 40 showed 5 pictures; the
+    frames are spread again over the steps before the picture settles."""
+    from rlbench_suite.previews import _shoot
+
+    class Still:
+        def reset(self, seed):
+            pass
+
+        def act(self, obs, info):
+            return 0
+
+    shot = _shoot(_SettlesAt40(), Still(), PreviewOptions(), 60, gif=True)
+    assert shot.distinct >= MIN_DISTINCT_FRAMES and 40 <= shot.steps < 60
+
+
+def _drone_pixels(frame) -> int:
+    """Pixels of a quadrotor in a PyBullet frame: its red arms and dark body (the floor is
+    white and light blue)."""
+    a = np.asarray(frame.convert("RGB")).astype(int)
+    red = (a[..., 0] > 120) & (a[..., 1] < 90) & (a[..., 2] < 90)
+    return int((red | (a.sum(-1) < 150)).sum())
+
+
+def test_the_swarm_is_framed_close_and_crashed_drones_leave_the_picture(tmp_path):
+    """QuadSwarm's preview was filmed from 1.6 m (0.6 + 2 x the 0.5 m formation), each drone 3
+    to 5 pixels, and once the drones playing random actions crashed (parked far away) the
+    camera framed them too: an empty floor. Every frame now shows the flying drones at least as
+    large as QuadHover's one drone at its 0.7 m camera (about 32 pixels)."""
+    committed = ROOT / "docs" / "previews" / load_manifest(ROOT / "docs" / "previews")[
+        "rlbench/QuadSwarm-v0"]["file"]  # fmt: skip
+    for path in (committed, write_preview("rlbench/QuadSwarm-v0", tmp_path / "swarm.gif").path):
+        frames = _frames(path)
+        assert len({f.tobytes() for f in frames}) >= MIN_DISTINCT_FRAMES
+        pixels = [_drone_pixels(f) for f in frames]
+        assert min(pixels) >= 25 and pixels[0] >= 60, (path, pixels)  # 4 drones at take-off
 
 
 def test_a_policy_stuck_on_one_seed_is_filmed_on_a_later_seed(tmp_path):
-    """GoToDoor's PPO turns on the spot on seed 0 (2 differing frames); a later seed's play
-    moves, and the record says which seed it is."""
-    preview = write_preview("rlbench/MiniGrid-GoToDoor-5x5-v0", tmp_path / "door.gif")
+    """FourRooms' PPO turns on the spot on seeds 0 and 8; a later seed's play moves, and the
+    record says which seed it is (GoToDoor's PPO did, before it saw its mission)."""
+    preview = write_preview("rlbench/MiniGrid-FourRooms-v0", tmp_path / "rooms.gif")
     assert preview.seed > 0 and preview.seed % MAX_EPISODES == 0
     assert len({f.tobytes() for f in _frames(preview.path)}) >= MIN_DISTINCT_FRAMES
-    stuck = write_preview("rlbench/MiniGrid-GoToDoor-5x5-v0", tmp_path / "seed0.png",
+    stuck = write_preview("rlbench/MiniGrid-FourRooms-v0", tmp_path / "seed0.png",
                           PreviewOptions(seed=0))  # fmt: skip
     assert stuck.seed == 0  # a PNG is one frame: no search
 
 
-def test_mujoco_renders_leave_no_log_file_in_the_working_directory(tmp_path, monkeypatch):
-    """Gymnasium's half_cheetah.xml makes MuJoCo warn at every load; its default handler
-    appended the warning to MUJOCO_LOG.TXT in the working directory."""
+def test_mujoco_renders_leave_no_log_file_and_no_known_deprecation(tmp_path, monkeypatch):
+    """Gymnasium's half_cheetah.xml makes MuJoCo warn about ``settotalmass`` at every load:
+    its default handler appended it to MUJOCO_LOG.TXT in the working directory, and the
+    suite's turned it into a warning the docs build printed (``rlbench_suite.mujoco_log``)."""
+    import warnings
+
     monkeypatch.chdir(tmp_path)
-    with pytest.warns(RuntimeWarning, match="MuJoCo: .*settotalmass"):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         preview = write_preview("rlbench/HalfCheetah-v5", tmp_path / "cheetah.png")
+    assert not [w for w in seen if "settotalmass" in str(w.message)]
     assert preview.kind == "png" and preview.notes == [
         "rendered by the model's tracking camera 'track'"]  # fmt: skip
-    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cheetah.png"]

@@ -18,6 +18,7 @@ from rlbench_suite.wrappers import (
     ActionMaskInInfo,
     EpisodeStatistics,
     FlattenDictObservation,
+    MissionPlaceholders,
     RescaleActionToUnit,
 )
 from rlbench_suite.wrappers.stats import STATS_KEY
@@ -161,6 +162,28 @@ def test_flatten_dict_observation():
         FlattenDictObservation(gym.make("MiniGrid-Empty-5x5-v0"), keys=["pixels"])
     with pytest.raises(TypeError, match="needs a Dict observation space"):
         FlattenDictObservation(gym.make("CartPole-v1"))
+
+
+def test_gotodoor_observes_the_colour_its_mission_names():
+    """GoToDoor's stack flattened the image and direction and left out the mission, so the
+    agent could not know which of the 6 door colours to go to; the colour is now one-hot at
+    the end of the observation."""
+    from minigrid.core.constants import COLOR_NAMES
+
+    env = gym.make("rlbench/MiniGrid-GoToDoor-5x5-v0")
+    assert env.observation_space.shape == (7 * 7 * 3 + 4 + len(COLOR_NAMES),)
+    seen = set()
+    for seed in range(30):
+        obs, _ = env.reset(seed=seed)
+        colour = env.unwrapped.mission.split()[3]  # "go to the {colour} door"
+        expected = np.eye(len(COLOR_NAMES))[COLOR_NAMES.index(colour)]
+        np.testing.assert_array_equal(obs[-len(COLOR_NAMES):], expected)
+        seen.add(colour)
+    assert len(seen) == len(COLOR_NAMES)
+    with pytest.raises(TypeError, match="has no placeholders to encode: accepted is a MiniGrid"):
+        MissionPlaceholders(gym.make("MiniGrid-Empty-5x5-v0"))  # a fixed mission
+    with pytest.raises(KeyError, match="needs a Dict observation with 'mission'"):
+        MissionPlaceholders(gym.make("CartPole-v1"))
 
 
 def test_action_mask_in_info():

@@ -19,6 +19,7 @@ STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/FlattenDictObservation-v0": (
         "rlbench_suite.wrappers.observation:FlattenDictObservation"
     ),
+    "rlbench/MissionPlaceholders-v0": "rlbench_suite.wrappers.observation:MissionPlaceholders",
     "rlbench/RescaleActionToUnit-v0": "rlbench_suite.wrappers.action:RescaleActionToUnit",
     "rlbench/ActionMaskInInfo-v0": "rlbench_suite.wrappers.action:ActionMaskInInfo",
     "rlbench/AdmissibleActions-v0": "rlbench_suite.wrappers.text:AdmissibleActionsV0",

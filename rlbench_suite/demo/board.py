@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.core.cards import EnvCard
@@ -80,10 +80,13 @@ def zoo_method(card: EnvCard, algo: str) -> str | None:
 
 @dataclass(frozen=True)
 class NewMethod:
-    """A method the demo names itself, with the description it gets when first stored."""
+    """A method the demo names itself, with its description; ``replace``: the method holds
+    one policy, so storing a result of another policy replaces the method's results on that
+    env (:func:`replace_other_policies`) and the description is brought up to date."""
 
     name: str
     description: str
+    replace: bool = False
 
 
 def store(factory: sessionmaker[Session], result: ResultDoc,
@@ -93,10 +96,37 @@ def store(factory: sessionmaker[Session], result: ResultDoc,
     data = json.loads(result.model_dump_json())
     with factory.begin() as session:
         if method is not None:
-            method_named(session, method.name, description=method.description)
+            row = method_named(session, method.name, description=method.description)
+            if method.replace:
+                row.description = method.description
         stored = accept_result(session, data, method_name=method and method.name, kind="result")
+        if method is not None and method.replace:
+            replace_other_policies(session, stored.result)
         name = session.get(Method, stored.result.method_id).name
         return Stored(stored.result.id, name, stored.created)
+
+
+def replace_other_policies(session: Session, kept: Result) -> int:
+    """Delete the results of ``kept``'s method on its env made by other policy artifacts (an
+    earlier demo's policy and the server's verifications of it), and fail the queued
+    verifications of those artifacts under the method; how many results were deleted."""
+    others = (Result.env_id == kept.env_id, Result.method_id == kept.method_id,
+              Result.artifact_sha256.is_distinct_from(kept.artifact_sha256))  # fmt: skip
+    old = list(session.scalars(select(Result).where(*others)))
+    for row in old:
+        session.execute(update(VerificationJob).where(VerificationJob.result_id == row.id)
+                        .values(result_id=None))  # fmt: skip
+        session.delete(row)
+    queued = (
+        select(VerificationJob)
+        .join(Submission, VerificationJob.submission_id == Submission.id)
+        .where(Submission.env_id == kept.env_id, Submission.method_id == kept.method_id,
+               Submission.artifact_sha256.is_distinct_from(kept.artifact_sha256),
+               VerificationJob.state == "queued")
+    )  # fmt: skip
+    for job in session.scalars(queued):
+        job.state, job.error = "failed", "replaced by a newer demo policy before it was verified"
+    return len(old)
 
 
 def verification(factory: sessionmaker[Session], result_id: int) -> str:

@@ -77,21 +77,28 @@ class QuadRun:
         return self.steps / max(self.seconds, 1e-9)
 
 
+DEMO_METHOD = "demo-trained fast_ppo"
+"""The leaderboard method of the policy the demo trained: one name for every demo, holding only
+the newest demo's policy (:func:`rlbench_suite.demo.board.store` with ``replace``)."""
+
+
 def demo_method(card: EnvCard, run: QuadRun) -> NewMethod:
-    """The leaderboard method of a policy the demo trained: one per policy (named by its ONNX
-    file's SHA-256), so the run just trained is ranked on its own, never pooled with an
-    earlier demo's policy or with the shipped baseline's seeds."""
+    """The leaderboard method of a policy the demo trained: :data:`DEMO_METHOD`, whose rows a
+    new demo policy replaces, so the run just trained is ranked on its own (never pooled with
+    an earlier demo's policy or with the shipped baseline's seeds) and re-runs add no method."""
     from rlbench_suite.demo.board import NewMethod, zoo_method
 
     short = file_sha256(run.policy)[:8]
     return NewMethod(
-        name=f"demo-trained fast_ppo (policy {short})",
+        name=DEMO_METHOD,
         description=(
             f"fast_ppo trained on {card.id} by `rlbench demo` on the machine that ran it: "
             f"seed {DEMO_SEED}, {run.seconds:.0f} s of wall time, the snapshot at "
-            f"{run.best.steps:,} steps (policy SHA-256 {short}...). One demo-trained policy, "
-            f"not the suite's shipped baseline ({zoo_method(card, 'fast_ppo')})."
+            f"{run.best.steps:,} steps (policy SHA-256 {short}...). The newest demo's policy "
+            f"only (a new demo replaces it), not the suite's shipped baseline "
+            f"({zoo_method(card, 'fast_ppo')})."
         ),
+        replace=True,
     )
 
 

@@ -3,7 +3,8 @@
 Single-agent: :class:`EpisodeStatistics`, :class:`FlattenDictObservation`,
 :class:`RescaleActionToUnit`, :class:`ActionMaskInInfo`; for text games,
 :class:`AdmissibleActions` (and version 0, :class:`AdmissibleActionsV0`),
-:class:`HashedBagOfWords`, :class:`DiffHistory`; for training on sparse grid worlds,
+:class:`HashedBagOfWords`, :class:`DiffHistory`; MiniGrid's mission as numbers,
+:class:`MissionPlaceholders`; for training on sparse grid worlds,
 :class:`MiniGridKeyDoorShaping` (potential-based shaping); for native vector
 environments,
 :class:`VectorEpisodeStatistics`. Multi-agent:
@@ -20,7 +21,7 @@ from rlbench_suite.wrappers.base import (
     wrapper_entry_point,
 )
 from rlbench_suite.wrappers.masks import ACTION_MASK_KEY, get_action_mask
-from rlbench_suite.wrappers.observation import FlattenDictObservation
+from rlbench_suite.wrappers.observation import FlattenDictObservation, MissionPlaceholders
 from rlbench_suite.wrappers.shaping import MiniGridKeyDoorShaping
 from rlbench_suite.wrappers.stats import STATS_KEY, EpisodeStatistics
 from rlbench_suite.wrappers.text import (
@@ -43,6 +44,7 @@ __all__ = [
     "FlattenDictObservation",
     "HashedBagOfWords",
     "MiniGridKeyDoorShaping",
+    "MissionPlaceholders",
     "MultiAgentToSingleAgent",
     "ParallelEnvToVectorEnv",
     "RescaleActionToUnit",

@@ -34,6 +34,10 @@ GROUND_Z = 0.0125  # m: the height of the centre of a drone resting on the floor
 
 CAMERA_DISTANCE = 0.7
 """Metres from the followed point to the render camera for one drone (more for a spread swarm)."""
+SPREAD_MARGIN, SPREAD_DISTANCE = 0.3, 1.3
+"""The camera of drones ``r`` metres from their centre is ``SPREAD_MARGIN + SPREAD_DISTANCE * r``
+metres away (at least :data:`CAMERA_DISTANCE`): every drone in the 60-degree view, each still
+a dozen pixels or more in a 200-pixel preview."""
 
 
 def drone_urdf() -> str:
@@ -167,15 +171,18 @@ class PyBulletQuads:
                     pairs.add((min(i, j), max(i, j)))
         return sorted(pairs)
 
-    def render(self, width: int = 320, height: int = 240, focus: np.ndarray | None = None):
+    def render(self, width: int = 320, height: int = 240, focus: np.ndarray | None = None,
+               drones: np.ndarray | None = None):  # fmt: skip
         """An ``(height, width, 3)`` uint8 frame from PyBullet's tiny (headless) renderer: a
-        camera following the drones' centre (or ``focus``), as close as frames them all (a
-        Crazyflie is 9 cm across: from 0.7 m it is about 25 pixels wide at 320 x 240)."""
+        camera following the centre of ``drones`` (indices; all of them when None or empty)
+        or ``focus``, as close as frames them (a Crazyflie is 9 cm across: from 0.7 m
+        it is about 25 pixels wide at 320 x 240; a 0.5 m formation is framed from 0.95 m)."""
         p = self.p
-        centre = self.position.mean(axis=1)
+        chosen = self.position if drones is None or len(drones) == 0 else self.position[:, drones]
+        centre = chosen.mean(axis=1)
         target = centre if focus is None else focus
-        spread = float(np.max(np.linalg.norm(self.position - centre[:, None], axis=0)))
-        distance = max(CAMERA_DISTANCE, 0.6 + 2.0 * spread)
+        spread = float(np.max(np.linalg.norm(chosen - centre[:, None], axis=0)))
+        distance = max(CAMERA_DISTANCE, SPREAD_MARGIN + SPREAD_DISTANCE * spread)
         view = p.computeViewMatrixFromYawPitchRoll(
             target.tolist(), distance, 45.0, -30.0, 0.0, 2, physicsClientId=self.client
         )

@@ -173,7 +173,7 @@ class QuadSwarmEnv(ParallelEnv):
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
-        return self.quads.render()
+        return self.quads.render(drones=np.flatnonzero(self.alive))  # parked drones left out
 
     def close(self) -> None:
         self.quads.close()
