@@ -212,15 +212,30 @@ def main(argv: list[str]) -> int:
             mark = "done" if collected(entry, seed) else "todo"
             print(f"{mark}  {entry.env} {entry.algo} seed {seed} ({entry.budget} steps)")
         return 0
+    from filelock import FileLock, Timeout
+
+    locks = runs_dir() / "zoo" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
     for number, (entry, seed) in enumerate(todo, start=1):
         if collected(entry, seed):
             continue
-        started = time.perf_counter()
-        print(f"[{number}/{len(todo)}] {entry.env} {entry.algo} seed {seed}", flush=True)
-        collect(entry, seed, train_one(entry, seed))
         name = baseline_name(get_card(entry.env), entry.algo, seed)
-        print(f"[{number}/{len(todo)}] collected {name} in "
-              f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+        try:  # processes side by side (--part, --only) never train one seed twice at once
+            lock = FileLock(locks / f"{name.replace('/', '__')}.lock", timeout=0)
+            lock.acquire()
+        except Timeout:
+            print(f"[{number}/{len(todo)}] {name}: another process has it; skipped", flush=True)
+            continue
+        try:
+            if collected(entry, seed):
+                continue
+            started = time.perf_counter()
+            print(f"[{number}/{len(todo)}] {entry.env} {entry.algo} seed {seed}", flush=True)
+            collect(entry, seed, train_one(entry, seed))
+            print(f"[{number}/{len(todo)}] collected {name} in "
+                  f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+        finally:
+            lock.release()
     return 0
 
 
