@@ -87,11 +87,12 @@ REPLAY = {
     "rlbench/Ant-v5": ("fast_ppo", 0, 8),
     "rlbench/Hopper-v5": ("fast_ppo", 0, 8),
     "rlbench/Swimmer-v5": ("fast_ppo", 0, 8),
+    "rlbench/ArmPush-v0": ("ppo", 0, 8),
 }  # fmt: skip
 """env id -> (algo, seed, recorded envs) of the medium-replay training run (module doc): the
-zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once).
-ArmPush has no committed zoo curve to read a stop from, and CoopNav's PPO run trains agent_0
-among scripted partners, not the joint team that CoopNav's data holds: neither has one."""
+zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once;
+ArmPush's on its train split, as the zoo trains it). CoopNav has none: its zoo run trains
+agent_0 among scripted partners, not the joint team that CoopNav's data holds."""
 REPLAY_NOTES = {
     "rlbench/Ant-v5": "Its mean return is below the random data's: the early policy's "
                       "Gaussian actions, clipped to [-1, 1], cost about twice the control cost "
