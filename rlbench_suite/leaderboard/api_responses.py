@@ -23,7 +23,8 @@ ERRORS: dict[int, str] = {
     "a malformed multipart form or Content-Length",
     401: "missing, malformed, unknown or revoked token (`WWW-Authenticate: Bearer`)",
     403: "the token did not create this method",
-    404: "nothing of that name or id on this leaderboard (the closest ids are suggested)",
+    404: "not on this leaderboard; the error says what (an unknown name gets the closest ones "
+    "suggested)",
     413: "body over this route's size limit (the error names the limit)",
     415: "not multipart/form-data",
     422: "refused: a query parameter the route does not take, a parameter or field of the "

@@ -39,6 +39,7 @@ def not_found(kind: str, name: str, known: Iterable[str]) -> NotFound:
 
 
 def has_method(session: Session, name: str) -> bool:
+    """Whether a method is called ``name``."""
     return session.scalar(select(Method.id).where(Method.name == name)) is not None
 
 
