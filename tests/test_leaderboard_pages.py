@@ -195,6 +195,8 @@ def test_a_suite_page_counts_the_runs_its_aggregate_used(site):
             assert int(cell.group(1)) == used, (suite.name, mine)
             assert (int(cell.group(2)) if cell.group(2) else used) == stored
             assert f"{row['verified_runs']}/{used}</td>" in mine
+            said = "(1 run per environment: over episodes)" if one_each and used > 1 else "(1 run:"
+            assert (said in mine) == one_each, (suite.name, mine)
             differ += stored != used
     assert differ  # some suite's aggregate leaves stored runs out (box2d: 3 of zoo-ppo's 5)
     assert "<th>runs used</th>" in page
