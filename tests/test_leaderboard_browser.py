@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,65 @@ def test_a_dataset_link_downloads_the_file_its_card_describes(dataset_server, br
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=folder / "datasets.png", full_page=True)
     context.close()
+
+
+@pytest.fixture(scope="module")
+def static_site(tmp_path_factory):
+    """``rlbench leaderboard export`` of two zoo results, served by a plain static file server
+    (Python's ``http.server``, no leaderboard code) on 127.0.0.1: its base URL."""
+    from tests.conftest import run_cli
+    from tests.leaderboard_support import _free_port, wait_until_serving
+
+    root = tmp_path_factory.mktemp("static-site")
+    db = ("--db", f"sqlite:///{root / 'lb.sqlite'}")
+    picked = [str(p) for p in ZOO_RESULTS if "/CartPole-v1/ppo/" in p.as_posix()][:2]
+    assert run_cli("leaderboard", "import", *picked, *db).returncode == 0
+    done = run_cli("leaderboard", "export", str(root / "site"), *db)
+    assert done.returncode == 0, done.stderr
+    port = _free_port()
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+             "--directory", str(root / "site")],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_serving(base, process, log)  # any answer: the files are served
+            yield base
+        finally:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def test_the_static_export_works_without_the_server(static_site, page):
+    """The review: the exported nav linked /compare (not exported), its filter forms did
+    nothing, and results' JSON had no .json name. Every page a reader reaches by the nav answers
+    from the static host, the JSON link opens JSON."""
+    failed = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    page.goto(static_site + "/")
+    nav = page.locator("header nav a")
+    links = [nav.nth(i).get_attribute("href") for i in range(nav.count())]
+    assert "/compare" not in links and {"/envs", "/methods", "/datasets", "/api/docs"} <= set(links)
+    for link in links:
+        page.goto(static_site + "/")
+        page.click(f"header nav a[href='{link}']")
+        page.wait_for_load_state()
+        assert page.locator("main h1").count() == 1, link
+    page.goto(static_site + "/envs/rlbench/CartPole-v1")
+    assert [method for _, method, _ in ranking(page)] == ["zoo-ppo"]
+    assert page.locator("form").count() == 0
+    assert "needs the leaderboard's server" in page.locator("p.static").first.inner_text()
+    page.click("table.ranking a")  # the method, then its first result
+    page.locator("a[href^='/results/']").first.click()
+    page.wait_for_url("**/results/**")  # a static host may add the folder's slash
+    page.wait_for_function("document.querySelector('figure img').naturalWidth > 0")
+    page.shoot("static-result")
+    json_link = page.locator("a", has_text="JSON")
+    assert json_link.get_attribute("href").endswith(".json")
+    with page.expect_response(lambda r: r.url.endswith(".json")) as answered:
+        json_link.click()
+    assert answered.value.headers["content-type"] == "application/json"
+    assert answered.value.json()["env_id"] == "rlbench/CartPole-v1"
+    assert failed == []

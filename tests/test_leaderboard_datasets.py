@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,7 +57,14 @@ def test_the_page_lists_every_card_with_sizes_hashes_and_links(site):
     assert html.escape(f"--remote {base}") in page
     # the page says how many are here, and how its operator adds the others
     assert f"1 of {len(dataset_cards())} datasets are on this server." in page
-    assert "its operator adds one with <code>rlbench datasets download ID --build</code>" in page
+    # one build command, the one beside each dataset (the review found a second, --build)
+    assert "--build" not in page
+    said = "building it with the command shown beside it (<code>rlbench datasets build ID</code>)"
+    assert said in page
+    builds = set(re.findall(r"<code>(rlbench datasets \w+) ", page))
+    assert builds == {"rlbench datasets build", "rlbench datasets download"}
+    assert re.findall(r"<code>rlbench datasets download ([^<]*)</code>", page) == [
+        f"ID --remote {html.escape(base)}", "ID --remote URL"]  # fmt: skip
 
 
 def test_files_are_served_whole_and_by_byte_range(site):

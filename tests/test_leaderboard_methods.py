@@ -153,6 +153,18 @@ def test_the_operator_edits_any_method_from_the_command_line(site):
     bad = run_cli(*edit, "--paper-url", "javascript:alert(1)")
     assert bad.returncode == 2 and "an http:// or https:// URL with a host" in bad.stderr
     assert method(client, "zoo-ppo")["paper_url"] is None
+    # said in the command's terms: its options, not the API's JSON fields
+    assert "--paper-url: 'javascript:alert(1)' is not accepted" in bad.stderr
+    assert "JSON" not in bad.stderr and "paper_url" not in bad.stderr
+    family = run_cli(*edit, "--family", "magic")
+    assert family.returncode == 2
+    assert "--family: 'magic' is not accepted; accepted: " in family.stderr
+    unknown = run_cli("leaderboard", "method", "edit", "zoo-pp", "--db", db_url, "--authors", "x")
+    assert unknown.returncode == 2
+    assert "no method 'zoo-pp' on this leaderboard; did you mean: zoo-ppo" in unknown.stderr
+    nothing = run_cli(*edit)
+    options = "--authors, --paper-url, --code-url, --description, --family"
+    assert f"pass any of {options}" in nothing.stderr
 
 
 def test_the_zoo_families_are_accepted_families():

@@ -163,3 +163,50 @@ def test_an_unknown_protocol_is_refused_naming_the_known_ones(site):
     assert (
         named.json()["rows"] == client.get("/api/envs/rlbench/CartPole-v1/ranking").json()["rows"]
     )
+
+
+INDEXES = ("/envs", "/methods", "/datasets", "/compare", "/api/docs", "/api/envs",
+           "/api/methods", "/api/results", "/api/datasets")  # fmt: skip
+
+
+def test_a_trailing_slash_redirects_on_every_index_and_named_page(site):
+    """``/methods/`` was a 404 (the method route took it as a method called ''), and
+    ``/api/methods/`` a 405: every index and named page now redirects as Starlette's
+    ``redirect_slashes`` does for the rest, the query kept."""
+    client, _ = site
+    named = ["/methods/zoo-ppo", "/api/methods/zoo-ppo", "/envs/rlbench/CartPole-v1",
+             "/results/1", "/suites/classic-control"]  # fmt: skip
+    for path in (*INDEXES, *named):
+        moved = client.get(path + "/", follow_redirects=False)
+        assert moved.status_code == 307, path
+        assert moved.headers["location"].endswith(path), (path, moved.headers["location"])
+        assert client.get(path + "/").status_code == 200, path
+    kept = client.get("/api/results/", params={"limit": 2}, follow_redirects=False)
+    assert kept.headers["location"].endswith("/api/results?limit=2")
+    assert client.get("/api/methods/zoo-ppo").json()["family"] == "policy-gradient"
+    missing = client.get("/api/methods/zoo-pp")
+    assert missing.status_code == 404 and "did you mean: zoo-ppo" in missing.json()["detail"]
+
+
+def test_plot_labels_say_the_method_and_its_budget_in_words(site):
+    client, _ = site
+    rows = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()["rows"]
+    svg = client.get("/plots/envs/rlbench/CartPole-v1.svg").text
+    labels = re.findall(r"<!-- ([^>]*?) -->", svg)
+    assert not [label for label in labels if "@" in label]  # no internal keys
+    words = {"100k": "up to 100k steps", "1M": "up to 1M steps", "unlimited": "unlimited budget"}
+    for row in rows:
+        assert f"{row['method']}, {words[row['budget_class']]}" in labels, (row, labels)
+
+
+def test_the_footer_says_which_scale_a_score_is_on(site):
+    """Cards without both references are ranked on their primary metric as measured: the
+    footer no longer calls every score normalized."""
+    client, _ = site
+    raw = next(e["id"] for e in client.get("/api/envs").json()
+               if not client.get(f"/api/envs/{e['id']}/ranking").json()["normalized"])  # fmt: skip
+    for path in ("/", f"/envs/{raw}", "/envs/rlbench/CartPole-v1"):
+        footer = client.get(path).text.split("<footer>", 1)[1].split("</footer>", 1)[0]
+        assert "scores (0 = random, 100 = expert) where an environment's card has" in footer
+        assert "of the card's primary metric as measured" in footer
+    assert "no normalized score" in html.unescape(client.get(f"/envs/{raw}").text)

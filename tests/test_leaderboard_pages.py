@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from urllib.parse import unquote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,7 +15,7 @@ from sqlalchemy import func, select
 
 from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
-from rlbench_suite.leaderboard.models import Environment, Result
+from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
 
 ROW = re.compile(
     r'<tr><td class="rank">([^<]+)</td>\s*<td><a href="/methods/[^"]+">([^<]+)</a>'
@@ -160,6 +161,47 @@ def test_a_suite_page_and_the_compare_page(site):
         assert same.status_code == 422 and "two different methods" in same.text
 
 
+def test_a_suite_page_counts_the_runs_its_aggregate_used(site):
+    """The runs column counts the runs in the aggregate's matrix (a full matrix: as many per
+    env as the env with the fewest, one per env where that one has a single run), the runs
+    stored beside them; the review saw 17 shown against 11 used."""
+    client, factory = site
+    with factory() as session:
+        suites = list(session.scalars(select(Suite)))
+        current = {e.id: e.protocol_hash for e in session.scalars(select(Environment))}
+    differ = 0
+    for suite in suites:
+        api = client.get(f"/api/suites/{suite.name}/ranking").json()
+        page = client.get(f"/suites/{suite.name}").text
+        envs = api["scored_envs"]
+        for row in api["rows"]:
+            with factory() as session:
+                per_env = [session.scalar(
+                    select(func.count(Result.artifact_sha256.distinct()))
+                    .join(Method, Result.method_id == Method.id)
+                    .where(Method.name == row["method"], Result.env_id == env,
+                           Result.protocol_hash == current[env])) for env in envs]  # fmt: skip
+                stored = session.scalar(
+                    select(func.count()).select_from(Result)
+                    .join(Method, Result.method_id == Method.id)
+                    .where(Method.name == row["method"], Result.env_id.in_(envs),
+                           Result.protocol_hash.in_([current[e] for e in envs])))  # fmt: skip
+            one_each = row["interval_over"] == "episodes"
+            used = len(envs) * (1 if one_each else min(per_env))
+            assert row["runs"] == used == len(row["result_ids"]), (suite.name, row)
+            assert row["stored_runs"] == stored
+            mine = page.split(f'href="/methods/{row["method"]}">', 1)[1].split("</tr>", 1)[0]
+            cell = re.search(r'<td class="runs">(\d+)(?: <small[^>]*>\(of (\d+) stored\))?', mine)
+            assert int(cell.group(1)) == used, (suite.name, mine)
+            assert (int(cell.group(2)) if cell.group(2) else used) == stored
+            assert f"{row['verified_runs']}/{used}</td>" in mine
+            said = "(1 run per environment: over episodes)" if one_each and used > 1 else "(1 run:"
+            assert (said in mine) == one_each, (suite.name, mine)
+            differ += stored != used
+    assert differ  # some suite's aggregate leaves stored runs out (box2d: 3 of zoo-ppo's 5)
+    assert "<th>runs used</th>" in page
+
+
 def test_a_method_page_lists_its_results(site):
     client, factory = site
     page = client.get("/methods/zoo-sac")
@@ -194,6 +236,11 @@ def test_pages_need_no_script_and_nothing_from_outside(site, path):
 
 
 def test_the_api_docs_page_describes_every_operation_of_the_schema(site):
+    from rlbench_suite.leaderboard.api_docs import code_spans
+
+    def shown(text: str) -> str:  # as the page says it: code spans as code
+        return html.unescape(str(code_spans(text)))
+
     client, _ = site
     page = client.get("/api/docs")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -209,42 +256,60 @@ def test_the_api_docs_page_describes_every_operation_of_the_schema(site):
             count += 1
             section = text.split(f"<h2><code>{method.upper()} {path}</code></h2>", 1)[1]
             section = section.split("</section>", 1)[0]
-            assert op["summary"] in section and op.get("description", "") in section
+            assert shown(op["summary"]) in section and shown(op.get("description", "")) in section
             for param in op.get("parameters", []):
                 assert f"<code>{param['name']}</code></td><td>{param['in']}</td>" in section
             for media_type in op.get("requestBody", {}).get("content", {}):
                 assert f"request body: <code>{media_type}</code>" in section
             for status, response in op["responses"].items():
-                assert f"<td>{status}</td><td>{response['description']}</td>" in section
+                assert f"<td>{status}</td><td>{shown(response['description'])}</td>" in section
     assert count == text.count('<section class="operation"') >= 10
     assert client.get("/redoc").status_code == 404
 
 
 def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
-    from rlbench_suite.leaderboard.export import LINK, SKIPPED, export_site
+    """Every link of every exported page resolves to an exported file: nothing links the
+    compare page or a query, the filter forms are replaced by a note, the results' JSON are
+    ``.json`` files (the same path the server answers); the live pages keep all of it."""
+    from rlbench_suite.leaderboard.export import LINK, export_site
 
     client, factory = site
     files = export_site(client.app, tmp_path)
     home = (tmp_path / "index.html").read_text()
-    assert home == client.get("/").text
     assert 'href="/api/docs"' in home  # the API docs page and the schema it links to
-    assert (tmp_path / "api/docs/index.html").read_text() == client.get("/api/docs").text
+    live_home = client.get("/").text
+    assert home == live_home.replace('<a href="/compare">compare</a>\n    ', "") != live_home
+    assert (tmp_path / "api/docs/index.html").is_file()
     schema = json.loads((tmp_path / "api/openapi.json").read_text())
     assert schema == client.get("/api/openapi.json").json()
     env = (tmp_path / "envs/rlbench/CartPole-v1/index.html").read_text()
     assert [r[1] for r in ranking_rows(env)] == ["zoo-ppo", "random"]
+    assert (
+        "<form" not in env
+        and "filtering by budget" in env
+        and "needs the leaderboard's server" in env
+    )
+    live_env = client.get("/envs/rlbench/CartPole-v1").text
+    assert '<form class="filters"' in live_env and "needs the leaderboard's server" not in live_env
     assert (tmp_path / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")
     with factory() as session:
         ids = list(session.scalars(select(Result.id)))
     for result_id in ids:
-        assert (tmp_path / f"results/{result_id}/index.html").is_file()
-        stored = json.loads((tmp_path / f"api/results/{result_id}").read_text())
-        assert stored["id"] == result_id
-    for page in (f for f in files if f.name == "index.html"):
-        for link in LINK.findall(page.read_text()):
-            if "?" in link or link.startswith(SKIPPED):
-                continue
-            target = tmp_path / html.unescape(link).lstrip("/")
+        page = (tmp_path / f"results/{result_id}/index.html").read_text()
+        assert f'href="/api/results/{result_id}.json"' in page
+        stored = json.loads((tmp_path / f"api/results/{result_id}.json").read_text())
+        assert stored == client.get(f"/api/results/{result_id}").json()
+        assert stored == client.get(f"/api/results/{result_id}.json").json()
+    assert not [f for f in (tmp_path / "api/results").iterdir() if f.suffix != ".json"]
+    assert not (tmp_path / "compare").exists()
+    pages = [f for f in files if f.name == "index.html"]
+    assert len(pages) > len(ids)
+    for page in pages:
+        text = page.read_text()
+        assert "<form" not in text, page
+        for link in LINK.findall(text):
+            assert "?" not in link and link != "/compare", (page, link)
+            target = tmp_path / unquote(html.unescape(link)).lstrip("/")
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
 
 

@@ -195,6 +195,24 @@ def test_a_single_run_ranks_by_its_mean_not_an_iqm_of_its_episodes():
     assert suite_row.estimate.point == pytest.approx(45.0)  # the IQM of two means is their mean
 
 
+def test_a_suite_row_counts_the_runs_its_aggregate_used():
+    """The matrix is full: 3 runs on one env and 1 on the other use one run each (their
+    episodes are the rows); 3 and 2 runs use 2 each. The row says so, and how many are stored."""
+    episodes = tuple([50.0] * 10)
+    runs = [Run(i, "a", "m", 50.0, episodes, artifact=f"a{i}") for i in (1, 2, 3)]
+    runs.append(Run(4, "b", "m", 60.0, episodes, artifact="b4", verification="verified"))
+    (row,), _ = ranking.rank_suite(runs, ["a", "b"])
+    assert (row.interval_over, row.runs, row.stored_runs) == ("episodes", 2, 4)
+    assert row.result_ids == (1, 4) and row.verified_runs == 1
+    runs.append(Run(5, "b", "m", 70.0, episodes, artifact="b5"))
+    (row,), _ = ranking.rank_suite(runs, ["a", "b"])
+    assert (row.interval_over, row.runs, row.stored_runs) == ("runs", 4, 5)
+    assert row.result_ids == (1, 2, 4, 5)
+    assert row.estimate == interval_estimates(
+        np.array([[50.0, 60.0], [50.0, 70.0]]), "iqm", reps=BOOTSTRAP_REPS,
+        random_state=BOOTSTRAP_SEED)["iqm"]  # fmt: skip
+
+
 def test_a_single_success_rate_run_gets_the_wilson_interval_of_its_success_rate():
     """A run that failed all 20 episodes: the bootstrap interval over its episodes is
     [0, 0]; on a success-rate card it is Wilson's, on the card's score scale."""

@@ -432,18 +432,17 @@ def method_edit(
 ) -> None:
     """Edit any method's metadata on the server's database (the API lets only the token that
     created a method edit it)."""
-    from rlbench_suite.leaderboard.methods import MethodEditError, edit_method, parse_edit
+    from rlbench_suite.leaderboard.methods import MethodEditError, edit_method, option, parse_edit
 
     given = {"authors": authors, "paper_url": paper_url, "code_url": code_url,
              "description": description, "family": family}  # fmt: skip
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
-        raise fail("nothing to change: pass --authors, --paper-url, --code-url, --description "
-                   "or --family")  # fmt: skip
+        raise fail(f"nothing to change: pass any of {', '.join(map(option, given))}")
     factory, _ = open_database(db, sync=False)
     try:
         with factory.begin() as session:
-            method = edit_method(session, name, parse_edit(changes), token_id=None)
+            method = edit_method(session, name, parse_edit(changes, cli=True), token_id=None)
             shown = {k: getattr(method, k) for k in changes}
     except (MethodEditError, LookupError) as exc:
         raise fail(exc) from None

@@ -14,6 +14,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
+from rlbench_suite.leaderboard.api_responses import TOKEN, answers
 from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
 from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
@@ -31,12 +32,15 @@ from rlbench_suite.leaderboard.models import (
     Submission,
     VerificationJob,
 )
+from rlbench_suite.leaderboard.pages import trailing_slash
 from rlbench_suite.leaderboard.queries import methods_with_results
 from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
 from rlbench_suite.leaderboard.store import RefusedResult, accept_result
 from rlbench_suite.leaderboard.tokens import authenticate
 
-router = APIRouter(prefix="/api", dependencies=[Depends(known_query_params)])
+router = APIRouter(
+    prefix="/api", dependencies=[Depends(known_query_params)], responses=answers(422)
+)
 TOKEN_HELP = "send 'Authorization: Bearer <token>' (issued by `rlbench leaderboard token create`)"
 
 
@@ -112,7 +116,19 @@ POLICY_BODY = {
 }
 
 
-@router.post("/results", status_code=201, openapi_extra=RESULT_BODY)
+@router.post(
+    "/results",
+    status_code=201,
+    openapi_extra=RESULT_BODY,
+    responses=answers(
+        400,
+        *TOKEN,
+        413,
+        422,
+        s201="stored as a new self-reported result: its id, level and page URL",
+        s200="already stored (the same Result JSON): the stored row's id, level and URL",
+    ),
+)
 async def post_result(
     request: Request, token_id: Token, method: Annotated[str | None, Query(max_length=100)] = None
 ) -> JSONResponse:
@@ -142,7 +158,19 @@ async def _once(body: bytes) -> AsyncIterator[bytes]:
     yield body
 
 
-@router.post("/submissions", status_code=202, openapi_extra=POLICY_BODY)
+@router.post(
+    "/submissions",
+    status_code=202,
+    openapi_extra=POLICY_BODY,
+    responses=answers(
+        400,
+        *TOKEN,
+        413,
+        415,
+        422,
+        s202="queued for verification: the submission, its job and the status URL",
+    ),
+)
 async def post_submission(request: Request, token_id: Token) -> JSONResponse:
     """Submit an ONNX policy with its metadata; it is queued for verification."""
     body = await read_body(request, request.app.state.limits.policy_bytes)
@@ -184,7 +212,7 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
     return JSONResponse(payload, status_code=202)
 
 
-@router.get("/submissions/{submission_id}", name="submission_status")
+@router.get("/submissions/{submission_id}", name="submission_status", responses=answers(404))
 def submission_status(request: Request, submission_id: RowId) -> dict[str, Any]:
     """A policy submission and its verification job."""
     with request.app.state.factory() as session:
@@ -227,7 +255,7 @@ def list_envs(request: Request) -> list[dict[str, Any]]:
         ]
 
 
-@router.get("/envs/{namespace}/{name}/ranking")
+@router.get("/envs/{namespace}/{name}/ranking", responses=answers(404))
 def env_ranking(
     request: Request,
     namespace: str,
@@ -241,7 +269,7 @@ def env_ranking(
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
-@router.get("/envs/{namespace}/{name}/elo")
+@router.get("/envs/{namespace}/{name}/elo", responses=answers(404))
 def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
     """The tournament Elo of a competitive environment's game (the Duel family), with 95%
     credible intervals (null: unbounded, the player won or lost every game)."""
@@ -255,7 +283,7 @@ def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
         return table
 
 
-@router.get("/suites/{name}/ranking")
+@router.get("/suites/{name}/ranking", responses=answers(404))
 def suite_ranking(
     request: Request,
     name: str,
@@ -267,7 +295,7 @@ def suite_ranking(
         return views.suite_ranking(session, name, filters)
 
 
-@router.get("/results")
+@router.get("/results", responses=answers(404))
 def list_results(
     request: Request,
     response: Response,
@@ -307,9 +335,17 @@ def list_results(
     return rows
 
 
-@router.get("/results/{result_id}")
+@router.get("/results/{result_id}.json", include_in_schema=False)
+def get_result_file(request: Request, result_id: RowId) -> dict[str, Any]:
+    """``/api/results/{id}`` under a file's name: what the result page links to, so that
+    the same link works on the server and in the static export (a ``.json`` file there)."""
+    return get_result(request, result_id)
+
+
+@router.get("/results/{result_id}", responses=answers(404))
 def get_result(request: Request, result_id: RowId) -> dict[str, Any]:
-    """One stored result: the Result JSON whole, with the server's fields."""
+    """One stored result: the Result JSON whole, with the server's fields (also at
+    ``/api/results/{result_id}.json``, as the static export has it)."""
     with request.app.state.factory() as session:
         row = session.get(Result, result_id)
         if row is None:
@@ -322,6 +358,15 @@ def list_methods(request: Request) -> list[dict[str, Any]]:
     """The methods with results."""
     with request.app.state.factory() as session:
         return [method_dict(m) for m in session.scalars(methods_with_results())]
+
+
+@router.get("/methods/{name:path}", responses=answers(404), response_model=None)
+def get_method(request: Request, name: str) -> dict[str, Any] | Response:
+    """One method's metadata (``/api/methods/`` redirects to the list)."""
+    with request.app.state.factory() as session:
+        if moved := trailing_slash(request, name, lambda n: views.has_method(session, n)):
+            return moved
+        return method_dict(views.get_method(session, name))
 
 
 EDIT_BYTES = 64 * 1024
@@ -344,7 +389,11 @@ METHOD_BODY = {
 }
 
 
-@router.patch("/methods/{name:path}", openapi_extra=METHOD_BODY)
+@router.patch(
+    "/methods/{name:path}",
+    openapi_extra=METHOD_BODY,
+    responses=answers(400, *TOKEN, 403, 404, 413, 422, s200="the method as edited"),
+)
 async def edit_method_metadata(request: Request, name: str, token_id: Token) -> dict[str, Any]:
     """Edit a method's authors, paper_url, code_url or description (the name is its key);
     only the token that created the method may."""
@@ -367,7 +416,7 @@ async def edit_method_metadata(request: Request, name: str, token_id: Token) -> 
         raise HTTPException(403, str(exc)) from None
 
 
-@router.get("/compare")
+@router.get("/compare", responses=answers(404))
 def compare(request: Request, a: str, b: str, suite: str | None = None) -> dict[str, Any]:
     """P(a run of method a beats a run of method b), per environment and overall."""
     with request.app.state.factory() as session:

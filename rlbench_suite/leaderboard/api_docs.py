@@ -1,12 +1,16 @@
 """``/api/docs``: the API's reference rendered on the server from ``app.openapi()`` (no
-JavaScript, nothing from other hosts), one section per operation."""
+JavaScript, nothing from other hosts), one section per operation. Descriptions are CommonMark
+in OpenAPI; of it the page renders code spans (text between single or, as in the routes'
+docstrings, double backticks), the rest shown as written."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup, escape
 
 from rlbench_suite.leaderboard.pages import page, render
 from rlbench_suite.leaderboard.query_params import known_query_params
@@ -14,6 +18,14 @@ from rlbench_suite.leaderboard.query_params import known_query_params
 router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
 METHODS = ("get", "post", "put", "patch", "delete")
 CONSTRAINTS = ("minimum", "maximum", "minLength", "maxLength", "format", "default")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+"""A CommonMark code span: a run of backticks, the code, the same run of backticks."""
+
+
+def code_spans(text: str) -> Markup:
+    """``text`` escaped, its code spans as ``<code>`` elements."""
+    escaped = str(escape(text))  # escaping leaves backticks as they are
+    return Markup(CODE_SPAN.sub(lambda m: f"<code>{m.group(2).strip()}</code>", escaped))
 
 
 def schema_text(schema: dict[str, Any]) -> str:
@@ -43,7 +55,7 @@ def _body(operation: dict[str, Any]) -> list[dict[str, Any]]:
                 "name": name,
                 "type": schema_text(field),
                 "required": name in schema.get("required", ()),
-                "description": field.get("description", ""),
+                "description": code_spans(field.get("description", "")),
             }
             for name, field in schema.get("properties", {}).items()
         ]
@@ -51,7 +63,7 @@ def _body(operation: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "media_type": media_type,
                 "type": schema_text(schema),
-                "description": schema.get("description", ""),
+                "description": code_spans(schema.get("description", "")),
                 "fields": fields,
             }
         )
@@ -71,15 +83,15 @@ def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     "method": method.upper(),
                     "path": path,
                     "anchor": f"{method}-{path}".replace("/", "-").strip("-"),
-                    "summary": op.get("summary", ""),
-                    "description": op.get("description", ""),
+                    "summary": code_spans(op.get("summary", "")),
+                    "description": code_spans(op.get("description", "")),
                     "parameters": [
                         {
                             "name": p["name"],
                             "in": p["in"],
                             "required": p.get("required", False),
                             "type": schema_text(p.get("schema", {})),
-                            "description": p.get("description", ""),
+                            "description": code_spans(p.get("description", "")),
                         }
                         for p in op.get("parameters", [])
                     ],
@@ -87,7 +99,7 @@ def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     "responses": [
                         {
                             "status": status,
-                            "description": r.get("description", ""),
+                            "description": code_spans(r.get("description", "")),
                             "media_types": list(r.get("content", {})),
                         }
                         for status, r in op.get("responses", {}).items()
@@ -100,7 +112,10 @@ def operations(spec: dict[str, Any]) -> list[dict[str, Any]]:
 @page(router, "/api/docs", response_class=HTMLResponse)
 def api_docs(request: Request) -> HTMLResponse:
     spec = request.app.openapi()
-    return render(request, "api_docs.html", info=spec["info"], operations=operations(spec))
+    info = {**spec["info"], "description": code_spans(spec["info"].get("description", ""))}
+    return render(
+        request, "api_docs.html", info=info, openapi=spec["openapi"], operations=operations(spec)
+    )
 
 
 @router.get("/openapi.json", include_in_schema=False)

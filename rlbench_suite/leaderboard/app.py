@@ -8,6 +8,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
+from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.leaderboard import api, api_docs, dataset_files, errors, pages
 from rlbench_suite.leaderboard.errors import RefuseNulInURL
 from rlbench_suite.leaderboard.limits import Limits, SubmissionRate
@@ -25,6 +26,7 @@ def create_app(
     redact_tokens_in_server_logs()  # a token sent in a URL never reaches the access log
     app = FastAPI(
         title="rlbench-suite leaderboard",
+        version=package_versions().get("rlbench-suite", "unknown"),  # the suite's, as results say
         description="Results ranked by IQM normalized score with 95% stratified-bootstrap "
         "intervals, one evaluation protocol at a time.",
         docs_url=None,  # /api/docs is api_docs: no CDN, works offline

@@ -24,6 +24,7 @@ from rlbench_suite.core.cards import SUITE_NAMESPACE
 from rlbench_suite.core.dataset_cards import DatasetCard, dataset_cards
 from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.datasets.server import RangeNotSatisfiable, byte_range, refused
+from rlbench_suite.leaderboard.api_responses import answers
 from rlbench_suite.leaderboard.models import Environment
 from rlbench_suite.leaderboard.pages import page, render
 from rlbench_suite.leaderboard.query_params import known_query_params
@@ -106,7 +107,7 @@ def datasets_page(request: Request) -> HTMLResponse:
     return render(request, "datasets.html", datasets=rows, remote=remote)
 
 
-@router.get("/api/datasets")
+@router.get("/api/datasets", responses=answers(422))
 def list_datasets(request: Request) -> list[dict[str, Any]]:
     """The dataset cards, their files (path, size, SHA-256, URL) and which this server has."""
     rows = dataset_rows(datasets_root(request))

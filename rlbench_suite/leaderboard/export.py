@@ -1,8 +1,12 @@
 """``rlbench leaderboard export DIR``: the whole site as static files, for hosting without a
 server. Every page reachable from the home page by a plain link is rendered by the app itself
 and written where a static host finds it (``/envs/a/b`` -> ``envs/a/b/index.html``), with its
-plots, the stylesheet, each result's JSON (at its API path) and the API docs page with the
-OpenAPI document it links to. Filters and the compare form need the server."""
+plots, the stylesheet, each result's JSON (``/api/results/ID.json``) and the API docs page with
+the OpenAPI document it links to.
+
+The pages are asked for with :data:`STATIC_HEADER`: what needs the server (the compare page,
+the filter forms, other protocols' tables) is then left out or said to be on the live site, so
+every link of the export resolves to one of its files."""
 
 from __future__ import annotations
 
@@ -10,13 +14,19 @@ import asyncio
 import re
 from collections import deque
 from pathlib import Path, PurePosixPath
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import httpx
 from fastapi import FastAPI
 
 LINK = re.compile(r'(?:href|src)="(/[^"#]*)"')
-SKIPPED = ("/compare",)
+STATIC_HEADER = "X-Rlbench-Static-Export"
+"""Sent with every request of the export (value ``1``): the pages render their static form."""
+
+
+def is_static(headers) -> bool:
+    """Whether a request's ``headers`` ask for a page's static form (see :data:`STATIC_HEADER`)."""
+    return headers.get(STATIC_HEADER) == "1"
 
 
 def _target(folder: Path, path: str, content_type: str) -> Path:
@@ -24,7 +34,11 @@ def _target(folder: Path, path: str, content_type: str) -> Path:
     if any(part in ("..", ".") for part in parts):
         raise ValueError(f"refusing to export the path {path!r}")
     target = folder.joinpath(*parts)
-    return target / "index.html" if content_type.startswith("text/html") else target
+    if content_type.startswith("text/html"):
+        return target / "index.html"
+    if content_type.startswith("application/json") and target.suffix != ".json":
+        raise ValueError(f"a JSON document linked without a .json name: {path!r}")
+    return target
 
 
 def export_site(app: FastAPI, folder: Path) -> list[Path]:
@@ -39,7 +53,10 @@ async def _crawl(app: FastAPI, folder: Path) -> list[Path]:
     seen: set[str] = {"/"}
     queue = deque(["/"])
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://export") as client:
+    headers = {STATIC_HEADER: "1"}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://export", headers=headers
+    ) as client:
         while queue:
             path = queue.popleft()
             response = await client.get(path)
@@ -52,8 +69,9 @@ async def _crawl(app: FastAPI, folder: Path) -> list[Path]:
             written.append(target)
             if content_type.startswith("text/html"):
                 for link in LINK.findall(response.text):
-                    link = urlsplit(link).path if "?" not in link else ""
-                    if link and link not in seen and not link.startswith(SKIPPED):
+                    if "?" in link:  # a static page links no query (the site's rule)
+                        raise ValueError(f"{path} links {link!r}, which a static host cannot serve")
+                    if link not in seen:
                         seen.add(link)
                         queue.append(link)
     return written

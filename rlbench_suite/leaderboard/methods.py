@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import validation_problems
 from rlbench_suite.leaderboard.models import Method, Submission
+from rlbench_suite.leaderboard.views import get_method
 
 EDITABLE = ("authors", "paper_url", "code_url", "description", "family")
 LIMITS = {"authors": 500, "paper_url": 500, "code_url": 500, "description": 5000, "family": 100}
@@ -79,8 +80,15 @@ class MethodEdit(BaseModel):
         return value
 
 
-def parse_edit(data: Any) -> dict[str, str | None]:
-    """The fields an edit sets, checked; a :class:`MethodEditError` saying what is accepted."""
+def option(field: str) -> str:
+    """The command-line option that sets ``field``: ``paper_url`` is ``--paper-url``."""
+    return "--" + field.replace("_", "-")
+
+
+def parse_edit(data: Any, cli: bool = False) -> dict[str, str | None]:
+    """The fields an edit sets, checked; a :class:`MethodEditError` saying what is accepted,
+    in the API's terms (JSON fields, null clears) or with ``cli`` in those of
+    ``rlbench leaderboard method edit`` (its options, '' clears)."""
     accepted = (
         f"accepted: a JSON object with any of {', '.join(EDITABLE)} (strings, or null to clear)"
     )
@@ -91,6 +99,10 @@ def parse_edit(data: Any) -> dict[str, str | None]:
     try:
         edit = MethodEdit.model_validate(data)
     except ValidationError as exc:
+        if cli:  # the command passes only its options' strings: each problem is a value's
+            raise MethodEditError("; ".join(
+                f"{option(str(e['loc'][0]))}: {e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors())) from None  # fmt: skip
         problems = validation_problems(exc, whole="body").replace("Value error, ", "")
         raise MethodEditError(f"{problems} ({accepted})") from None
     return {k: getattr(edit, k) for k in edit.model_fields_set}
@@ -112,13 +124,6 @@ def owned_by(session: Session, method: Method, token_id: int | None) -> bool:
         return True
     first = creator(session, method)
     return first is None or first.token_id == token_id
-
-
-def get_method(session: Session, name: str) -> Method:
-    method = session.scalar(select(Method).where(Method.name == name))
-    if method is None:
-        raise LookupError(f"no method {name!r} on this leaderboard")
-    return method
 
 
 def edit_method(

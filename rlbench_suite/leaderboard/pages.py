@@ -8,23 +8,23 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.leaderboard import elo, plots, ranking, views
+from rlbench_suite.leaderboard.export import is_static
 from rlbench_suite.leaderboard.limits import clip_echoes
 from rlbench_suite.leaderboard.models import (
     MAX_ROW_ID,
     VERIFICATION_LEVELS,
-    Method,
     Result,
     Suite,
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
 from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
-from rlbench_suite.leaderboard.wording import counted, fixed, score, significant
+from rlbench_suite.leaderboard.wording import budget, counted, fixed, score, significant
 from rlbench_suite.resources import content_dir
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])
@@ -36,6 +36,15 @@ def page(route_of: APIRouter, path: str, **kwargs: Any) -> Callable:
     page's status and headers (uvicorn sends no body for HEAD). The API stays GET-only, as its
     OpenAPI document says."""
     return route_of.api_route(path, methods=["GET", "HEAD"], **kwargs)
+
+
+def trailing_slash(request: Request, name: str, exists: Callable[[str], bool]) -> Response | None:
+    """The redirect Starlette's ``redirect_slashes`` would give (307, the query kept) where a
+    ``{name:path}`` route matched only because of a trailing slash: ``/methods/`` to the index
+    ``/methods``, ``/methods/x/`` to ``/methods/x`` (unless something is called ``x/``)."""
+    if name and (not name.endswith("/") or exists(name)):
+        return None
+    return RedirectResponse(str(request.url.replace(path=request.url.path.rstrip("/"))), 307)
 
 
 @functools.cache
@@ -50,7 +59,9 @@ def templates() -> Jinja2Templates:
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """The template ``name`` with ``context``; a ``problem`` shown with long values cut."""
+    """The template ``name`` with ``context``; a ``problem`` shown with long values cut;
+    ``static``: whether the page is rendered for the static export (``export.is_static``)."""
+    context["static"] = is_static(request.headers)
     if context.get("problem"):
         context["problem"] = clip_echoes(context["problem"])
     return templates().TemplateResponse(request, name, context, status_code=status_code)
@@ -138,7 +149,13 @@ def env_plot(
     with request.app.state.factory() as session:
         filters, _ = _filters(session, query)
         table = views.env_ranking(session, f"{namespace}/{name}", filters, protocol or None)
-    groups = tuple((label, tuple(scores)) for label, scores in table["run_scores"].items())
+    groups = tuple(
+        (
+            f"{row['method']}, {budget(row['budget_class'])}",
+            tuple(table["run_scores"][views.run_scores_key(row["method"], row["budget_class"])]),
+        )
+        for row in table["rows"]
+    )
     return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
 
 
@@ -181,11 +198,11 @@ def suite_plot(
 
 
 @page(router, "/methods/{name:path}", response_class=HTMLResponse)
-def method_page(request: Request, name: str) -> HTMLResponse:
+def method_page(request: Request, name: str) -> Response:
     with request.app.state.factory() as session:
-        method = session.scalar(select(Method).where(Method.name == name))
-        if method is None:
-            raise HTTPException(404, f"no method {name!r} on this leaderboard")
+        if moved := trailing_slash(request, name, lambda n: views.has_method(session, n)):
+            return moved
+        method = views.get_method(session, name)
         results, _ = views.list_results(session, method=name, limit=500)
         runs = {r.result_id: r.score for r in method_runs(session, method)}
         normalized = views.normalized_envs(session, {r["env_id"] for r in results})

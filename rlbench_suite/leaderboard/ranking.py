@@ -67,6 +67,10 @@ class RankedRow:
     rank_low: int = 0
     rank_high: int = 0
     missing_envs: tuple[str, ...] = field(default=())
+    stored_runs: int | None = None
+    """How many of the method's runs are stored for this row (a suite row's aggregate may use
+    fewer: its matrix is full, so every env gives as many runs as the env with the fewest);
+    None: all of them were used (``runs``)."""
 
     @property
     def rank(self) -> str:
@@ -214,39 +218,49 @@ def rank_env(runs: Iterable[Run], success: SuccessScale | None = None) -> list[R
     return _ranked(rows)
 
 
-def method_matrix(runs: Iterable[Run], envs: Sequence[str]) -> tuple[np.ndarray | None, str]:
-    """A method's ``(runs, envs)`` score matrix over ``envs`` (None if an env has no run).
+def matrix_runs(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[Run] | None, str]:
+    """The runs a method's ``(runs, envs)`` matrix over ``envs`` is built from (None if an env
+    has no run), and whether its rows are ``"runs"`` or ``"episodes"``.
 
     Every env contributes as many runs as the env with the fewest (its first ones stored),
     since the stratified bootstrap needs a full matrix; with one run per env the rows are
-    the runs' episodes instead (as many as the shortest), and the second value says which.
+    the runs' episodes instead (as many as the shortest).
     """
     by_env: dict[str, list[Run]] = defaultdict(list)
     for run in distinct_runs(runs):
         by_env[run.env_id].append(run)
     if any(not by_env.get(env) for env in envs) or not envs:
         return None, "runs"
-    if min(len(by_env[env]) for env in envs) == 1 and all(
-        by_env[env][0].episode_scores for env in envs
-    ):
-        return level_matrix([by_env[env][0] for env in envs], envs, "episodes"), "episodes"
-    return level_matrix([r for env in envs for r in by_env[env]], envs, "runs"), "runs"
+    fewest = min(len(by_env[env]) for env in envs)
+    if fewest == 1 and all(by_env[env][0].episode_scores for env in envs):
+        return [by_env[env][0] for env in envs], "episodes"
+    return [r for env in envs for r in by_env[env][:fewest]], "runs"
+
+
+def method_matrix(runs: Iterable[Run], envs: Sequence[str]) -> tuple[np.ndarray | None, str]:
+    """A method's ``(runs, envs)`` score matrix over ``envs`` from :func:`matrix_runs` (None
+    if an env has no run), and whether its rows are runs or episodes."""
+    used, over = matrix_runs(runs, envs)
+    return (None if used is None else level_matrix(used, envs, over)), over
+
+
+def _largest_class(runs: Iterable[Run]) -> str:
+    return max((budget_class(r.budget_steps) for r in runs), key=_class_index)
 
 
 def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow], list[RankedRow]]:
     """The suite ranking by IQM over the ``(runs, envs)`` matrix of each method, and the
-    methods left out because they lack a run on some env (with the envs missing). A row's
-    budget class is the largest among its runs (filter the runs first to compare within one)."""
+    methods left out because they lack a run on some env (with the envs missing). A row
+    counts, lists and checks for verification the runs its matrix used (``stored_runs``: all
+    of the method's runs given); its budget class is the largest among them (filter the runs
+    first to compare within one)."""
     groups: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         groups[run.method].append(run)
     rows, incomplete = [], []
     for method, group in sorted(groups.items()):
-        budget = max((budget_class(r.budget_steps) for r in group), key=_class_index)
-        matrix, over = method_matrix(group, envs)
-        ids = tuple(sorted(r.result_id for r in group))
-        verified = sum(r.verification == "verified" for r in group)
-        if matrix is None:
+        used, over = matrix_runs(group, envs)
+        if used is None:
             have = {r.env_id for r in group}
             missing = tuple(env for env in envs if env not in have)
             nan = Estimate(float("nan"), float("nan"), float("nan"), 0.95)
@@ -254,24 +268,36 @@ def rank_suite(runs: Iterable[Run], envs: Sequence[str]) -> tuple[list[RankedRow
                 RankedRow(
                     method,
                     group[0].family,
-                    budget,
+                    _largest_class(group),
                     nan,
                     0,
                     over,
-                    ids,
-                    verified,
+                    tuple(sorted(r.result_id for r in group)),
+                    sum(r.verification == "verified" for r in group),
                     missing_envs=missing,
+                    stored_runs=len(group),
                 )
             )
             continue
         metric = matrix_metric(over)
+        matrix = level_matrix(used, envs, over)
         estimate = interval_estimates(
             matrix, metric, reps=BOOTSTRAP_REPS, random_state=BOOTSTRAP_SEED
         )[metric]
-        # the method's runs on the suite's envs (what ``verified`` counts among), not the
-        # matrix's rows: those are episodes when each env has a single run
+        # what the aggregate used: the matrix's runs (one per env where its rows are
+        # episodes), with how many are stored beside them
         rows.append(
-            RankedRow(method, group[0].family, budget, estimate, len(group), over, ids, verified)
+            RankedRow(
+                method,
+                group[0].family,
+                _largest_class(used),
+                estimate,
+                len(used),
+                over,
+                tuple(sorted(r.result_id for r in used)),
+                sum(r.verification == "verified" for r in used),
+                stored_runs=len(group),
+            )
         )
     return _ranked(rows), incomplete
 

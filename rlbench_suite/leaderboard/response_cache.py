@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from rlbench_suite.leaderboard.export import STATIC_HEADER
 from rlbench_suite.leaderboard.models import Environment
 
 CACHED_PREFIXES = (
@@ -89,7 +90,8 @@ def _settle(future: asyncio.Future[T], done: asyncio.Future[T]) -> None:
 
 class ResponseCache:
     """ASGI middleware caching 200 responses of GETs to :data:`CACHED_PREFIXES`, keyed by
-    path, query string, host and the database's ranking generation."""
+    path, query string, host, whether the static export asks (``export.STATIC_HEADER``) and
+    the database's ranking generation."""
 
     def __init__(self, app: Any, factory: sessionmaker[Session], capacity: int = CAPACITY):
         self.app, self.factory, self.capacity = app, factory, capacity
@@ -116,8 +118,9 @@ class ResponseCache:
         if not self._cacheable(scope):
             await self.app(scope, receive, send)
             return
-        host = dict(scope["headers"]).get(b"host", b"")
-        key = (scope["path"], scope["query_string"], host, await self.shared_generation())
+        headers = dict(scope["headers"])
+        host, static = headers.get(b"host", b""), headers.get(STATIC_HEADER.lower().encode())
+        key = (scope["path"], scope["query_string"], host, static, await self.shared_generation())
         with self.lock:
             entry = self.entries.get(key)
             if entry is not None:

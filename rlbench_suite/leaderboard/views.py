@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, defer
 
+from rlbench_suite.core.catalog import closest_ids
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.offline_cards import OFFLINE_FAMILY
 from rlbench_suite.leaderboard import ranking, ranking_cache
@@ -26,6 +28,35 @@ from rlbench_suite.leaderboard.scores import success_scale
 
 class NotFound(LookupError):
     """An id that names nothing on this leaderboard."""
+
+
+def not_found(kind: str, name: str, known: Iterable[str]) -> NotFound:
+    """NotFound naming ``name`` (an environment, suite or method) and the closest of the
+    ``known`` names, as the catalog suggests ids (``core.catalog.closest_ids``)."""
+    close = closest_ids(name, list(known))
+    hint = f"; did you mean: {', '.join(close)}?" if close else ""
+    return NotFound(f"no {kind} {name!r} on this leaderboard{hint}")
+
+
+def has_method(session: Session, name: str) -> bool:
+    """Whether a method is called ``name``."""
+    return session.scalar(select(Method.id).where(Method.name == name)) is not None
+
+
+def get_method(session: Session, name: str) -> Method:
+    """The method called ``name``; NotFound with the closest names otherwise."""
+    method = session.scalar(select(Method).where(Method.name == name))
+    if method is None:
+        raise not_found("method", name, session.scalars(select(Method.name)))
+    return method
+
+
+def get_suite(session: Session, name: str) -> Suite:
+    """The suite called ``name``; NotFound with the closest names otherwise."""
+    suite = session.get(Suite, name)
+    if suite is None:
+        raise not_found("suite", name, session.scalars(select(Suite.name)))
+    return suite
 
 
 class BadQuery(ValueError):
@@ -74,6 +105,7 @@ def row_dict(row: ranking.RankedRow) -> dict[str, Any]:
         "budget_class": row.budget_class,
         "iqm": estimate_dict(row.estimate) if row.runs else None,
         "runs": row.runs,
+        "stored_runs": row.runs if row.stored_runs is None else row.stored_runs,
         "interval_over": row.interval_over,
         "verified_runs": row.verified_runs,
         "result_ids": list(row.result_ids),
@@ -84,7 +116,7 @@ def row_dict(row: ranking.RankedRow) -> dict[str, Any]:
 def get_env(session: Session, env_id: str) -> Environment:
     env = session.get(Environment, env_id)
     if env is None:
-        raise NotFound(f"no environment {env_id!r} on this leaderboard")
+        raise not_found("environment", env_id, session.scalars(select(Environment.id)))
     return env
 
 
@@ -127,6 +159,11 @@ def checked_protocol(session: Session, env: Environment, protocol_hash: str | No
     return protocol_hash
 
 
+def run_scores_key(method: str, budget_class: str) -> str:
+    """The key of a ranking row's run scores in ``env_ranking``'s ``run_scores``."""
+    return f"{method}@{budget_class}"
+
+
 def env_ranking(
     session: Session, env_id: str, filters: Filters, protocol_hash: str | None = None
 ) -> dict[str, Any]:
@@ -139,7 +176,7 @@ def env_ranking(
         runs = filters.apply(env_runs(session, env, protocol_hash))
         rows = ranking.rank_env(runs, success_scale(card))
         scores = {
-            r.method + "@" + r.budget_class: [
+            run_scores_key(r.method, r.budget_class): [
                 run.score for run in runs if run.result_id in r.result_ids
             ]
             for r in rows
@@ -165,9 +202,7 @@ def env_ranking(
 
 def suite_ranking(session: Session, name: str, filters: Filters) -> dict[str, Any]:
     """A suite's aggregate ranking, performance profiles and its envs."""
-    suite = session.get(Suite, name)
-    if suite is None:
-        raise NotFound(f"no suite {name!r} on this leaderboard")
+    suite = get_suite(session, name)
     key = ("suite", name, filters)
     envs = [e.id for e in suite.envs]
     return ranking_cache.cached(session, key, envs, lambda: _suite_table(session, suite, filters))
@@ -207,14 +242,9 @@ def compare(session: Session, first: str, second: str, suite_name: str | None) -
         raise BadQuery(f"compare needs two different methods; a and b are both {first!r}")
     methods = {}
     for name in (first, second):
-        method = session.scalar(select(Method).where(Method.name == name))
-        if method is None:
-            raise NotFound(f"no method {name!r} on this leaderboard")
-        methods[name] = method
+        methods[name] = get_method(session, name)
     if suite_name is not None:
-        suite = session.get(Suite, suite_name)
-        if suite is None:
-            raise NotFound(f"no suite {suite_name!r} on this leaderboard")
+        suite = get_suite(session, suite_name)
         envs = [e for e in suite.envs if e.active]
     else:
         envs = list(session.scalars(select(Environment).where(Environment.active)))
@@ -320,12 +350,13 @@ def list_results(
     offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
     """Stored results, newest first, filtered (``budget``: a budget class, results in it or
-    a smaller one); one page of them and how many match in all."""
+    a smaller one); one page of them and how many match in all. An ``env_id`` or ``method``
+    that names nothing here is NotFound, with the closest names."""
     where = []
     if env_id is not None:
-        where.append(Result.env_id == env_id)
+        where.append(Result.env_id == get_env(session, env_id).id)
     if method is not None:
-        where.append(Method.name == method)
+        where.append(Method.name == get_method(session, method).name)
     if verification is not None:
         where.append(Result.verification == verification)
     if protocol_hash is not None:

@@ -1,6 +1,7 @@
 """How the site and its commands say numbers: ``counted(1, "environment")`` is
 "1 environment", any other count takes the plural; ``fixed(-0.04, 1)`` is "0.0", not "-0.0";
-``score(0.987, normalized=False)`` is "0.987" where a normalized score is "98.7"."""
+``score(0.987, normalized=False)`` is "0.987" where a normalized score is "98.7";
+``budget("100k")`` is "up to 100k steps"."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def score(value: float, normalized: bool = True) -> str:
     expert) with one decimal, on a primary metric's own scale (a win rate of 0.987, a raw
     return) with 3 significant digits."""
     return fixed(value, 1) if normalized else significant(value, 3)
+
+
+def budget(budget_class: str) -> str:
+    """A training-budget class (``ranking.BUDGET_CLASSES``) in words: "up to 100k steps", or
+    "unlimited budget" for the class without a ceiling (budgets over the largest or unknown)."""
+    return "unlimited budget" if budget_class == "unlimited" else f"up to {budget_class} steps"
