@@ -14,7 +14,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
-from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
+from rlbench_suite.leaderboard.artifacts import QueueFull, parse_metadata, submit_policy
 from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
@@ -144,7 +144,10 @@ async def _once(body: bytes) -> AsyncIterator[bytes]:
 
 @router.post("/submissions", status_code=202, openapi_extra=POLICY_BODY)
 async def post_submission(request: Request, token_id: Token) -> JSONResponse:
-    """Submit an ONNX policy with its metadata; it is queued for verification."""
+    """Submit an ONNX policy with its metadata; it is queued for verification (202), unless
+    the same policy already has a job on that env and method that is queued, running or
+    done: that job is answered (200, ``created`` false). A token may have at most
+    ``queued_jobs_per_token`` jobs waiting (429 past it)."""
     body = await read_body(request, request.app.state.limits.policy_bytes)
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise HTTPException(415, "send multipart/form-data with fields 'policy' and 'metadata'")
@@ -167,21 +170,26 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
 
     def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
         meta = parse_metadata(metadata)
+        most = request.app.state.limits.queued_jobs_per_token
         with request.app.state.factory.begin() as session:
-            submission, job = submit_policy(session, content, policy.filename, meta, token_id)
+            queued = submit_policy(session, content, policy.filename, meta, token_id, most)
             return {
-                "submission": submission.id,
-                "job": job.id,
-                "state": job.state,
-                "artifact_sha256": submission.artifact_sha256,
+                "submission": queued.submission.id,
+                "job": queued.job.id,
+                "state": queued.job.state,
+                "created": queued.created,
+                "result": queued.job.result_id,
+                "artifact_sha256": queued.submission.artifact_sha256,
             }
 
     try:
         payload = await run_in_threadpool(store)
+    except QueueFull as exc:
+        raise HTTPException(429, str(exc)) from None
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
     payload["url"] = str(request.url_for("submission_status", submission_id=payload["submission"]))
-    return JSONResponse(payload, status_code=202)
+    return JSONResponse(payload, status_code=202 if payload["created"] else 200)
 
 
 @router.get("/submissions/{submission_id}", name="submission_status")

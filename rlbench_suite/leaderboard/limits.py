@@ -1,4 +1,5 @@
-"""The API's limits: body sizes, submissions per token per minute, text without NUL
+"""The API's limits: body sizes, submissions per token per minute, verification jobs waiting
+per token (counted by ``artifacts.check_queue``), text without NUL
 characters (PostgreSQL's text cannot hold them), each named in its refusal, and how much of
 a refused value a refusal echoes back."""
 
@@ -25,6 +26,8 @@ class Limits:
     result_bytes: int = 2 * 1024 * 1024
     policy_bytes: int = 20 * 1024 * 1024
     submissions_per_minute: int = 30
+    queued_jobs_per_token: int = 20
+    """Verification jobs one token may have queued or running at once."""
 
 
 def _size(n: int) -> str:
