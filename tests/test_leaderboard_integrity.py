@@ -220,3 +220,38 @@ def test_a_self_reported_result_posted_after_its_verification_is_compared_at_onc
     differences = status["disagreements"][str(altered.json()["id"])]
     assert differences[0].startswith("episode 0 (seed 1000000): (return, length, success)")
     assert list(status["disagreements"]) == [str(altered.json()["id"])]
+
+
+def test_a_transaction_postgresql_aborts_for_a_deadlock_runs_again(db_url, cartpole):
+    """Two transactions locking two rows in opposite orders: PostgreSQL aborts one (40P01)
+    and ``db.retried`` runs it again, so both complete."""
+    if db_url.startswith("sqlite"):
+        pytest.skip("SQLite has one writer: its transactions never deadlock")
+    from sqlalchemy import update
+
+    from rlbench_suite.leaderboard.db import retried
+    from rlbench_suite.leaderboard.models import ApiToken, utcnow
+    from rlbench_suite.leaderboard.tokens import create_token
+
+    with cartpole.begin() as session:
+        ids = [create_token(session, name)[0].id for name in ("a", "b")]
+    both_hold_one = threading.Barrier(2)
+    runs: list[int] = []
+
+    def touch(session, token_id: int) -> None:
+        session.execute(
+            update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=utcnow())
+        )
+
+    def work(first: int, second: int) -> int:
+        runs.append(first)
+        with cartpole.begin() as session:
+            touch(session, first)
+            if runs.count(first) == 1:
+                both_hold_one.wait(timeout=30)
+            touch(session, second)
+        return first
+
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda pair: retried(lambda: work(*pair)), [ids, ids[::-1]]))
+    assert done == ids and len(runs) == 3  # one of the two ran twice

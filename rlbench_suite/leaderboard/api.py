@@ -15,6 +15,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.artifacts import QueueFull, parse_metadata, submit_policy
+from rlbench_suite.leaderboard.db import retried
 from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
@@ -53,13 +54,14 @@ def require_token(request: Request, authorization: Annotated[str | None, Header(
             f"malformed Authorization header: {TOKEN_HELP}",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    with request.app.state.factory.begin() as session:
-        token = authenticate(session, value.strip())
-        if token is None:
-            raise HTTPException(
-                401, "unknown or revoked token", headers={"WWW-Authenticate": "Bearer"}
-            )
-        token_id = token.id
+    def known() -> int | None:
+        with request.app.state.factory.begin() as session:
+            token = authenticate(session, value.strip())
+            return None if token is None else token.id
+
+    token_id = retried(known)
+    if token_id is None:
+        raise HTTPException(401, "unknown or revoked token", headers={"WWW-Authenticate": "Bearer"})
     request.app.state.rate.check(token_id)
     return token_id
 
@@ -126,7 +128,7 @@ async def post_result(
             return stored.result.id, stored.created, stored.result.verification
 
     try:
-        result_id, created, verification = await run_in_threadpool(store)
+        result_id, created, verification = await run_in_threadpool(retried, store)
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
     payload = {
@@ -183,7 +185,7 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
             }
 
     try:
-        payload = await run_in_threadpool(store)
+        payload = await run_in_threadpool(retried, store)
     except QueueFull as exc:
         raise HTTPException(429, str(exc)) from None
     except RefusedResult as exc:
@@ -250,12 +252,14 @@ def env_ranking(
 
 
 @router.get("/envs/{namespace}/{name}/elo")
-def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
+def env_elo(request: Request, namespace: str, name: str, query: Filtering) -> dict[str, Any]:
     """The tournament Elo of a competitive environment's game (the Duel family), with 95%
-    credible intervals (null: unbounded, the player won or lost every game)."""
+    credible intervals (null: unbounded, the player won or lost every game), rating the
+    games of the runs the ranking's filters keep."""
     with request.app.state.factory() as session:
+        filters = _filters(session, query)
         env = views.get_env(session, f"{namespace}/{name}")
-        table = elo.tournament(session, env)
+        table = elo.tournament(session, env, filters.apply)
         if table is None:
             raise HTTPException(
                 404, f"{env.id} is not a competitive environment (no tag '{elo.TAG}')"
@@ -368,7 +372,7 @@ async def edit_method_metadata(request: Request, name: str, token_id: Token) -> 
             return method_dict(edit_method(session, name, changes, token_id))
 
     try:
-        return await run_in_threadpool(store)
+        return await run_in_threadpool(retried, store)
     except LookupError as exc:
         raise HTTPException(404, str(exc)) from None
     except MethodNotEditable as exc:

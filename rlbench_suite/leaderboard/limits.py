@@ -16,6 +16,7 @@ from fastapi import HTTPException, Request
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from rlbench_suite.leaderboard.db import retried
 from rlbench_suite.leaderboard.models import ApiToken, RateHit
 
 
@@ -170,7 +171,7 @@ class SubmissionRate:
 
     def check(self, token_id: int) -> None:
         """Count one submission, or refuse it with 429 and when to retry."""
-        wait = self._hit(token_id)
+        wait = retried(lambda: self._hit(token_id))
         if wait is None:
             return
         seconds = max(1, int(wait) + 1)
