@@ -354,6 +354,9 @@ def accept_result(
     if not stored.created:  # a concurrent request stored the same result first
         session.delete(submission)
         return stored
+    # a worker storing a re-run of this env at the same moment is not missed: the insert
+    # above bumped (and holds) the env's ranking_generation row, as the worker's does, so
+    # whichever transaction comes second sees the other's row
     rerun = first_rerun(session, stored.result)
     if rerun is not None:  # its artifact was re-run already: compared now, as by the worker
         reconcile(session, *rerun, [stored.result])
