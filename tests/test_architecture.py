@@ -162,6 +162,8 @@ LEADERBOARD_EXTRA = {
         "rlbench_suite.datasets.cache", "rlbench_suite.datasets.server"),
     # the tournament Elo of competitive cards: the tournaments' statistics (numpy only)
     "rlbench_suite.leaderboard.elo": ("rlbench_suite.evaluation.ratings",),
+    # a self-reported result against the server's re-run: `rlbench reproduce`'s comparison
+    "rlbench_suite.leaderboard.reconcile": ("rlbench_suite.evaluation.reproduce",),
 }  # fmt: skip
 """What a leaderboard module (and those whose names it prefixes) may import beyond core."""
 

@@ -244,7 +244,10 @@ def test_an_onnx_policy_is_stored_by_hash_and_queued(app_client):
         files={"policy": ("p.onnx", model)},
         data={"metadata": json.dumps(metadata)},
     )
-    assert again.status_code == 202 and count(factory, PolicyArtifact) == 1
+    # the same policy again for the same env and method: its queued job, not a second one
+    assert again.status_code == 200 and count(factory, PolicyArtifact) == 1
+    assert (again.json()["job"], again.json()["created"]) == (done.json()["job"], False)
+    assert count(factory, VerificationJob) == 1
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,27 @@ def test_stored_results_rate_their_methods_from_their_games(db_url, random_on_ea
     assert '<a href="/methods/zoo-ppo">zoo-ppo</a>' in page
 
 
+def test_the_tournament_rates_the_games_the_rankings_filter_keeps(db_url, random_on_easy):
+    """The review: Elo took self-reported games while the ranking beside it showed only
+    verified runs. With ``verification=verified`` no self-reported game is rated."""
+    factory = site(db_url)
+    assert import_files(factory, [random_on_easy], method="random-easy").refused == []
+    with TestClient(create_app(factory)) as client:
+        every = client.get("/api/envs/rlbench/Duel-v0/elo").json()
+        mine = client.get("/api/envs/rlbench/Duel-v0/elo?verification=self-reported").json()
+        verified = client.get("/api/envs/rlbench/Duel-v0/elo?verification=verified").json()
+        page = client.get("/envs/rlbench/Duel-v0?verification=verified").text
+        wrong = client.get("/api/envs/rlbench/Duel-v0/elo?verification=maybe")
+    factory.kw["bind"].dispose()
+    games = len(json.loads(random_on_easy.read_text())["successes"])
+    assert every["method_games"] == mine["method_games"] == games
+    assert ("method", "random-easy") in players(mine)
+    assert verified["method_games"] == 0
+    assert {kind for kind, _ in players(verified)} == {"reference", "opponent"}
+    assert "No method has results on these environments yet" in page
+    assert wrong.status_code == 422 and "unknown verification level 'maybe'" in wrong.text
+
+
 def test_non_competitive_environments_have_no_tournament(db_url):
     factory = site(db_url)
     with TestClient(create_app(factory)) as client:

@@ -11,7 +11,14 @@ import pytest
 from sqlalchemy import select
 
 from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
-from rlbench_suite.leaderboard.worker import WorkerLimits, claim_next, requeue_stale, run_pending
+from rlbench_suite.leaderboard.worker import (
+    LOST,
+    WorkerLimits,
+    claim_next,
+    requeue_stale,
+    run_job,
+    run_pending,
+)
 from tests.leaderboard_support import REPO, make_onnx, with_returns
 
 ZOO_ONNX = REPO / "baselines/policies/CartPole-v1/ppo/seed-0/policy.onnx"
@@ -185,8 +192,8 @@ def test_wall_time_and_memory_limits(app_client, limits, message):
 def test_the_queue_survives_a_worker_that_dies(app_client):
     client, factory, alice, _ = app_client
     job = submit(client, alice, make_onnx(), method="tiny")
-    assert claim_next(factory) == job["job"]  # claimed, then the worker "dies"
-    assert claim_next(factory) is None  # a running job is not claimed twice
+    assert claim_next(factory, "dead") == job["job"]  # claimed, then the worker "dies"
+    assert claim_next(factory, "other") is None  # a running job is not claimed twice
     assert requeue_stale(factory, dt.timedelta(hours=1)) == 0  # not stale yet
     assert requeue_stale(factory, dt.timedelta(0)) == 1
     with factory() as session:
@@ -195,6 +202,75 @@ def test_the_queue_survives_a_worker_that_dies(app_client):
     assert run_pending(factory) == [(job["job"], "done")]
     with factory() as session:
         assert session.get(VerificationJob, job["job"]).attempts == 2
+
+
+def age(factory, job_id: int, **fields: dt.timedelta) -> None:
+    """Move a job's ``started_at`` / ``heartbeat_at`` that far into the past."""
+    with factory.begin() as session:
+        job = session.get(VerificationJob, job_id)
+        for name, ago in fields.items():
+            setattr(job, name, getattr(job, name) - ago)
+
+
+def test_a_long_job_whose_worker_beats_is_not_queued_again(app_client):
+    """The review: a job running longer than twice the *new* worker's ``--wall-s`` was
+    queued again while its worker was alive, so two workers ran it. Only a stale heartbeat
+    frees a job now, however long it has run."""
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(), method="tiny")["job"]
+    assert claim_next(factory, "slow") == job
+    age(factory, job, started_at=dt.timedelta(days=1))  # long running, heartbeat fresh
+    assert requeue_stale(factory) == 0
+    assert run_pending(factory, WorkerLimits(wall_s=1.0)) == []  # a new worker leaves it
+    age(factory, job, heartbeat_at=dt.timedelta(minutes=2))  # its worker stopped beating
+    assert requeue_stale(factory) == 1
+    with factory() as session:
+        row = session.get(VerificationJob, job)
+        assert (row.state, row.claimed_by, row.heartbeat_at) == ("queued", None, None)
+
+
+def test_the_heartbeat_keeps_a_running_job_its_workers(app_client):
+    """While the child evaluates (a looping policy, about 3 s of CPU), the worker stamps the
+    job every 0.2 s: a watcher requeueing after 1.5 s without a beat never takes it."""
+    import threading
+
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(loop=True), method="spinner")["job"]
+    assert claim_next(factory, "beating") == job
+    finished: list[str] = []
+    runner = threading.Thread(
+        target=lambda: finished.append(
+            run_job(factory, job, WorkerLimits(cpu_s=3, wall_s=120), "beating", heartbeat_s=0.2)
+        )
+    )
+    runner.start()
+    requeued = 0
+    while runner.is_alive():
+        requeued += requeue_stale(factory, dt.timedelta(seconds=1.5))
+        runner.join(0.3)
+    assert requeued == 0 and finished == ["failed"]
+    with factory() as session:
+        row = session.get(VerificationJob, job)
+        assert row.heartbeat_at - row.started_at > dt.timedelta(seconds=1.5)  # it beat
+        assert row.error == "stopped: CPU-time limit of 3 s exceeded"
+
+
+def test_a_worker_that_lost_its_job_stores_nothing(app_client, caplog):
+    """A worker whose heartbeat went stale (paused, cut off from the database) finishes its
+    job after another worker re-ran it: it stores no second verified row and says why."""
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(), method="tiny")["job"]
+    assert claim_next(factory, "paused") == job
+    age(factory, job, heartbeat_at=dt.timedelta(minutes=5))
+    assert run_pending(factory, owner="second") == [(job, "done")]  # requeued, re-run
+    with caplog.at_level("WARNING", logger="rlbench_suite.leaderboard.worker"):
+        assert run_job(factory, job, WorkerLimits(), "paused") == LOST
+    assert f"verification job {job} is no longer worker paused's" in caplog.text
+    with factory() as session:
+        rows = session.scalars(select(Result).where(Result.verification == "verified")).all()
+        row = session.get(VerificationJob, job)
+        assert len(rows) == 1 and (row.state, row.claimed_by) == ("done", "second")
+        assert row.result_id == rows[0].id
 
 
 def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):

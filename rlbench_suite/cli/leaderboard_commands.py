@@ -325,9 +325,10 @@ def submit_files(server: str, token: str, result: Path, policy: Path | None,
             data = json.loads(doc.model_dump_json())
             name = method or default_method_name(data["policy"])
             queued = submit_policy(server, token, policy, data, name)
+            what = "queued for verification" if queued["created"] else (
+                f"already submitted (verification {queued['state']})")  # fmt: skip
             console.print(
-                f"policy {queued['artifact_sha256'][:12]} queued for verification: {queued['url']}",
-                soft_wrap=True,
+                f"policy {queued['artifact_sha256'][:12]} {what}: {queued['url']}", soft_wrap=True
             )
     except (ResultError, SubmitError, OSError) as exc:
         raise fail(exc) from None

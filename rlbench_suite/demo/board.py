@@ -164,7 +164,7 @@ def queue_verification(factory: sessionmaker[Session], stored: Stored, policy: P
             train_seeds=seeds if len(seeds) <= SEEDS_LIMIT else [],
             wrappers=[w.model_dump() for w in sidecar.wrappers] if sidecar else [],
         )
-        _, job = submit_policy(session, content, policy.name, metadata, None)
+        job = submit_policy(session, content, policy.name, metadata, None).job
         return job.id
 
 

@@ -15,7 +15,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.api_responses import TOKEN, answers
-from rlbench_suite.leaderboard.artifacts import parse_metadata, submit_policy
+from rlbench_suite.leaderboard.artifacts import QueueFull, parse_metadata, submit_policy
+from rlbench_suite.leaderboard.db import retried
 from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
@@ -57,13 +58,14 @@ def require_token(request: Request, authorization: Annotated[str | None, Header(
             f"malformed Authorization header: {TOKEN_HELP}",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    with request.app.state.factory.begin() as session:
-        token = authenticate(session, value.strip())
-        if token is None:
-            raise HTTPException(
-                401, "unknown or revoked token", headers={"WWW-Authenticate": "Bearer"}
-            )
-        token_id = token.id
+    def known() -> int | None:
+        with request.app.state.factory.begin() as session:
+            token = authenticate(session, value.strip())
+            return None if token is None else token.id
+
+    token_id = retried(known)
+    if token_id is None:
+        raise HTTPException(401, "unknown or revoked token", headers={"WWW-Authenticate": "Bearer"})
     request.app.state.rate.check(token_id)
     return token_id
 
@@ -142,7 +144,7 @@ async def post_result(
             return stored.result.id, stored.created, stored.result.verification
 
     try:
-        result_id, created, verification = await run_in_threadpool(store)
+        result_id, created, verification = await run_in_threadpool(retried, store)
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
     payload = {
@@ -169,10 +171,15 @@ async def _once(body: bytes) -> AsyncIterator[bytes]:
         415,
         422,
         s202="queued for verification: the submission, its job and the status URL",
+        s200="the same policy was submitted for this env and method before: its job (queued, "
+        "running or done) and status URL, `created` false",
     ),
 )
 async def post_submission(request: Request, token_id: Token) -> JSONResponse:
-    """Submit an ONNX policy with its metadata; it is queued for verification."""
+    """Submit an ONNX policy with its metadata; it is queued for verification (202), unless
+    the same policy already has a job on that env and method that is queued, running or
+    done: that job is answered (200, ``created`` false). A token may have at most
+    ``queued_jobs_per_token`` jobs waiting (429 past it)."""
     body = await read_body(request, request.app.state.limits.policy_bytes)
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise HTTPException(415, "send multipart/form-data with fields 'policy' and 'metadata'")
@@ -195,21 +202,26 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
 
     def store() -> dict[str, Any]:  # in a worker thread: the event loop keeps serving
         meta = parse_metadata(metadata)
+        most = request.app.state.limits.queued_jobs_per_token
         with request.app.state.factory.begin() as session:
-            submission, job = submit_policy(session, content, policy.filename, meta, token_id)
+            queued = submit_policy(session, content, policy.filename, meta, token_id, most)
             return {
-                "submission": submission.id,
-                "job": job.id,
-                "state": job.state,
-                "artifact_sha256": submission.artifact_sha256,
+                "submission": queued.submission.id,
+                "job": queued.job.id,
+                "state": queued.job.state,
+                "created": queued.created,
+                "result": queued.job.result_id,
+                "artifact_sha256": queued.submission.artifact_sha256,
             }
 
     try:
-        payload = await run_in_threadpool(store)
+        payload = await run_in_threadpool(retried, store)
+    except QueueFull as exc:
+        raise HTTPException(429, str(exc)) from None
     except RefusedResult as exc:
         raise HTTPException(422, str(exc)) from None
     payload["url"] = str(request.url_for("submission_status", submission_id=payload["submission"]))
-    return JSONResponse(payload, status_code=202)
+    return JSONResponse(payload, status_code=202 if payload["created"] else 200)
 
 
 @router.get("/submissions/{submission_id}", name="submission_status", responses=answers(404))
@@ -269,13 +281,15 @@ def env_ranking(
         return views.env_ranking(session, f"{namespace}/{name}", filters, protocol)
 
 
-@router.get("/envs/{namespace}/{name}/elo", responses=answers(404))
-def env_elo(request: Request, namespace: str, name: str) -> dict[str, Any]:
+@router.get("/envs/{namespace}/{name}/elo", responses=answers(404, 422))
+def env_elo(request: Request, namespace: str, name: str, query: Filtering) -> dict[str, Any]:
     """The tournament Elo of a competitive environment's game (the Duel family), with 95%
-    credible intervals (null: unbounded, the player won or lost every game)."""
+    credible intervals (null: unbounded, the player won or lost every game), rating the
+    games of the runs the ranking's filters keep."""
     with request.app.state.factory() as session:
+        filters = _filters(session, query)
         env = views.get_env(session, f"{namespace}/{name}")
-        table = elo.tournament(session, env)
+        table = elo.tournament(session, env, filters.apply)
         if table is None:
             raise HTTPException(
                 404, f"{env.id} is not a competitive environment (no tag '{elo.TAG}')"
@@ -409,7 +423,7 @@ async def edit_method_metadata(request: Request, name: str, token_id: Token) -> 
             return method_dict(edit_method(session, name, changes, token_id))
 
     try:
-        return await run_in_threadpool(store)
+        return await run_in_threadpool(retried, store)
     except LookupError as exc:
         raise HTTPException(404, str(exc)) from None
     except MethodNotEditable as exc:

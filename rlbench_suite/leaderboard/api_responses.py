@@ -30,7 +30,9 @@ ERRORS: dict[int, str] = {
     422: "refused: a query parameter the route does not take, a parameter or field of the "
     "wrong type or out of range, or a Result that does not match the card it claims (the "
     "error says what differs)",
-    429: "over the token's submissions per minute (the error says when to retry; `Retry-After`)",
+    429: "over the token's submissions per minute (the error says when to retry; `Retry-After`), "
+    "or, submitting a policy, over its verification jobs waiting (the error names the limit "
+    "and the count)",
 }
 TOKEN = (401, 429)
 """What every route taking a token may answer before reading anything else."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_FILE = "leaderboard.sqlite"
@@ -79,3 +83,26 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session that commits when the block ends and rolls back on an exception."""
     with factory.begin() as session:
         yield session
+
+
+T = TypeVar("T")
+RETRIED_SQLSTATES = {"40001": "serialization failure", "40P01": "deadlock"}
+"""PostgreSQL errors after which a whole transaction may simply run again."""
+RETRIES = 4
+log = logging.getLogger(__name__)
+
+
+def retried(work: Callable[[], T], retries: int = RETRIES) -> T:
+    """``work()`` (one whole transaction, opened and committed inside it), run again after a
+    short random pause when PostgreSQL aborted it for a serialization failure or a deadlock
+    (:data:`RETRIED_SQLSTATES`), at most ``retries`` more times; other errors go up."""
+    for attempt in range(retries + 1):
+        try:
+            return work()
+        except DBAPIError as exc:
+            reason = RETRIED_SQLSTATES.get(getattr(exc.orig, "sqlstate", None) or "")
+            if reason is None or attempt == retries:
+                raise
+            log.warning("transaction aborted (%s): running it again (%d)", reason, attempt + 1)
+            time.sleep(random.uniform(0, 0.05 * 2**attempt))
+    raise AssertionError("unreachable")

@@ -5,7 +5,8 @@ A competitive card's results are games of the policy playing the card's ``agent`
 the card's fixed opponent: its ``opponents`` (random when not given) on a multi-agent card,
 the built-in opponent its ``kwargs`` pick on a single-player ladder card. The cards of one
 game (one entry-point module) make one tournament. Its players are each method (its runs
-under each card's current protocol, one per policy artifact as the ranking counts them), each
+under each card's current protocol, one per policy artifact as the ranking counts them,
+kept by the same filters as the ranking: verification level, budget, family), each
 card's fixed opponent, and the policies of the cards' measured references (random and the
 expert), whose reference episodes are games too. Each episode is one game, won (1) or not (0)
 by the card's success rule (a draw counts as not won). Ratings are ``evaluation.ratings``'
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -28,7 +30,7 @@ from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.evaluation.ratings import PRIOR_DRAWS, RATING_METHOD, RATING_NOTE, elo_intervals
 from rlbench_suite.leaderboard.models import Environment, Result
 from rlbench_suite.leaderboard.queries import env_card, env_runs
-from rlbench_suite.leaderboard.ranking import distinct_runs
+from rlbench_suite.leaderboard.ranking import Run, distinct_runs
 
 TAG = "competitive"
 ANCHOR = ("reference", "random")
@@ -40,6 +42,8 @@ Player = tuple[str, str]
 method name can pass for a reference or an opponent."""
 Pairing = tuple[Player, Player, int, int]
 """(player, opponent, games won by the player, games)."""
+RunFilter = Callable[[list[Run]], list[Run]]
+"""A ranking filter of runs (``views.Filters.apply``)."""
 
 
 def game_of(card: EnvCard) -> str | None:
@@ -67,8 +71,11 @@ def _reference_pairings(card: EnvCard) -> list[Pairing]:
     return pairings
 
 
-def _result_pairings(session: Session, env: Environment, card: EnvCard) -> list[Pairing]:
-    runs = {r.result_id: r.method for r in distinct_runs(env_runs(session, env))}
+def _result_pairings(
+    session: Session, env: Environment, card: EnvCard, keep: RunFilter | None
+) -> list[Pairing]:
+    chosen = env_runs(session, env)
+    runs = {r.result_id: r.method for r in distinct_runs(keep(chosen) if keep else chosen)}
     if not runs:
         return []
     wins: Counter[str] = Counter()
@@ -104,9 +111,13 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def tournament(session: Session, env: Environment) -> dict[str, Any] | None:
+def tournament(
+    session: Session, env: Environment, keep: RunFilter | None = None
+) -> dict[str, Any] | None:
     """The tournament Elo table of ``env``'s game (unbounded interval ends are None); None
-    when ``env`` is not competitive."""
+    when ``env`` is not competitive. ``keep``: the ranking's filter of the runs (the
+    verification level, budget and family the page or request chose; default: every run),
+    so the table rates the games the ranking beside it counts."""
     game = game_of(env_card(env))
     if game is None:
         return None
@@ -118,7 +129,7 @@ def tournament(session: Session, env: Environment) -> dict[str, Any] | None:
     pairings: list[Pairing] = []
     for other in envs:
         card = env_card(other)
-        pairings += _reference_pairings(card) + _result_pairings(session, other, card)
+        pairings += _reference_pairings(card) + _result_pairings(session, other, card, keep)
     table: dict[str, Any] = {
         "game": game,
         "envs": [e.id for e in envs],

@@ -1,4 +1,5 @@
-"""The API's limits: body sizes, submissions per token per minute, text without NUL
+"""The API's limits: body sizes, submissions per token per minute, verification jobs waiting
+per token (counted by ``artifacts.check_queue``), text without NUL
 characters (PostgreSQL's text cannot hold them), each named in its refusal, and how much of
 a refused value a refusal echoes back."""
 
@@ -15,6 +16,7 @@ from fastapi import HTTPException, Request
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from rlbench_suite.leaderboard.db import retried
 from rlbench_suite.leaderboard.models import ApiToken, RateHit
 
 
@@ -25,6 +27,8 @@ class Limits:
     result_bytes: int = 2 * 1024 * 1024
     policy_bytes: int = 20 * 1024 * 1024
     submissions_per_minute: int = 30
+    queued_jobs_per_token: int = 20
+    """Verification jobs one token may have queued or running at once."""
 
 
 def _size(n: int) -> str:
@@ -167,7 +171,7 @@ class SubmissionRate:
 
     def check(self, token_id: int) -> None:
         """Count one submission, or refuse it with 429 and when to retry."""
-        wait = self._hit(token_id)
+        wait = retried(lambda: self._hit(token_id))
         if wait is None:
             return
         seconds = max(1, int(wait) + 1)

@@ -165,6 +165,9 @@ class Result(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     document_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    # the run's identity (``store.run_sha256``) on self-reported rows: one row per run even
+    # when many requests post it at once; NULL on the worker's re-runs
+    run_sha256: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
     env_id: Mapped[str] = mapped_column(ForeignKey("environments.id"), index=True)
     spec_hash: Mapped[str] = mapped_column(String(64))
     protocol_hash: Mapped[str] = mapped_column(String(64), index=True)
@@ -199,6 +202,10 @@ class VerificationJob(Base):
     result_id: Mapped[int | None] = mapped_column(ForeignKey("results.id"))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column()
+    # the worker that claimed the job, and when it last said it is still running it: a job
+    # is queued again only when its heartbeat is stale (``worker.requeue_stale``)
+    claimed_by: Mapped[str | None] = mapped_column(String(100))
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column()
     finished_at: Mapped[dt.datetime | None] = mapped_column()
 
 

@@ -130,7 +130,7 @@ def env_page(
             env=env,
             card=env_card(env),
             table=table,
-            elo=elo.tournament(session, env),
+            elo=elo.tournament(session, env, filters.apply),
             filters=filters,
             problem=problem,
             query=_plot_query(request, problem),

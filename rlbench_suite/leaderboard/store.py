@@ -26,6 +26,7 @@ from rlbench_suite.leaderboard.models import (
     VerificationJob,
 )
 from rlbench_suite.leaderboard.queries import env_card
+from rlbench_suite.leaderboard.reconcile import first_rerun, reconcile
 from rlbench_suite.leaderboard.scores import score_columns
 
 SERVER_FIELDS = ("verification",)
@@ -225,6 +226,25 @@ def same_run(session: Session, doc: ResultDoc, method: str) -> Result | None:
     return None
 
 
+def run_sha256(method_id: int, document: dict[str, Any]) -> str:
+    """The identity of a self-reported run (a Result's JSON): its method, env, protocol,
+    episodes, artifact, and policy name where it has an artifact. Equal keys are always the
+    same run by :func:`same_run`, so the unique ``results.run_sha256`` never refuses a run
+    that :func:`same_run` calls new; it stores a run posted by many requests at once once."""
+    policy = document.get("policy") or {}
+    artifact = policy.get("artifact_sha256")
+    return canonical_hash(
+        {
+            "method": method_id,
+            "env": document["env_id"],
+            "protocol": document["protocol_hash"],
+            "episodes": [document["returns"], document["lengths"], document["successes"]],
+            "artifact": artifact,
+            "policy": str(policy.get("name", ""))[:300] if artifact else None,
+        }
+    )
+
+
 def document_hash(doc: ResultDoc) -> str:
     """The identity of a submitted result: its canonical JSON without server-set fields."""
     data = doc.model_dump(mode="json")
@@ -240,11 +260,13 @@ def store_result(
     method: Method,
     verification: str = "self-reported",
     submission: Submission | None = None,
+    run_key: str | None = None,
 ) -> Stored:
     """Store ``doc`` (already checked) with the verification level the server decided.
 
-    The same result (same canonical JSON) is stored once: a second submission returns the
-    first row with ``created=False``.
+    The same result (same canonical JSON), or the same run (``run_key``, a self-reported
+    result's :func:`run_sha256`), is stored once: a second submission, even one at the same
+    moment, returns the first row with ``created=False``.
     """
     digest = document_hash(doc)
     existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
@@ -256,6 +278,7 @@ def store_result(
     document = doc.model_copy(update={"verification": verification}).model_dump(mode="json")
     row = Result(
         document_sha256=digest,
+        run_sha256=run_key,
         env_id=doc.env_id,
         spec_hash=doc.spec_hash,
         protocol_hash=doc.protocol_hash,
@@ -274,8 +297,11 @@ def store_result(
     try:
         with session.begin_nested():
             session.add(row)
-    except IntegrityError:  # the same result stored by a concurrent request
-        existing = session.scalar(select(Result).where(Result.document_sha256 == digest))
+    except IntegrityError:  # the same result or run stored by a concurrent request
+        same = Result.document_sha256 == digest
+        if run_key is not None:
+            same = same | (Result.run_sha256 == run_key)
+        existing = session.scalar(select(Result).where(same).order_by(Result.id).limit(1))
         if existing is None:
             raise
         return Stored(existing, False)
@@ -290,7 +316,9 @@ def accept_result(
     kind: str = "result",
     token_id: int | None = None,
 ) -> Stored:
-    """Validate ``data`` against its card and store it as a self-reported result."""
+    """Validate ``data`` against its card and store it as a self-reported result; one whose
+    policy artifact the server already re-ran is compared with that re-run at once
+    (``reconcile``: verified if reproduced, else stored with the differences)."""
     doc = parse_result(data)
     env = session.get(Environment, doc.env_id)
     known = list(session.scalars(select(Environment.id).where(Environment.active)))
@@ -321,7 +349,15 @@ def accept_result(
     )
     session.add(submission)
     session.flush()
-    stored = store_result(session, doc, method=method, submission=submission)
+    run_key = run_sha256(method.id, doc.model_dump(mode="json"))
+    stored = store_result(session, doc, method=method, submission=submission, run_key=run_key)
     if not stored.created:  # a concurrent request stored the same result first
         session.delete(submission)
+        return stored
+    # a worker storing a re-run of this env at the same moment is not missed: the insert
+    # above bumped (and holds) the env's ranking_generation row, as the worker's does, so
+    # whichever transaction comes second sees the other's row
+    rerun = first_rerun(session, stored.result)
+    if rerun is not None:  # its artifact was re-run already: compared now, as by the worker
+        reconcile(session, *rerun, [stored.result])
     return stored

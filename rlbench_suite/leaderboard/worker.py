@@ -1,36 +1,46 @@
 """Verification: queued ONNX submissions re-evaluated by the harness in a limited process.
 
 Jobs are rows (``verification_jobs``): a job is claimed by switching it from ``queued`` to
-``running`` in one UPDATE, so two workers never take the same one, and a job left
-``running`` by a worker that died is queued again by :func:`requeue_stale`, so the queue
-survives restarts. Each job runs ``worker_eval`` in a child process under CPU-time
-(RLIMIT_CPU), memory (RLIMIT_AS) and wall-time limits; its Result is checked against the
-card like any submission and stored as ``verified``.
+``running`` in one UPDATE that names its worker (``claimed_by``), so two workers never take
+the same one. While it runs, the worker's heartbeat thread stamps ``heartbeat_at`` every
+:data:`HEARTBEAT_S` seconds; a job whose heartbeat is older than :data:`STALE_AFTER` (its
+worker died) is queued again by :func:`requeue_stale`, so the queue survives restarts, and a
+worker that finishes a job it no longer owns stores nothing (and logs why). Each job runs
+``worker_eval`` in a child process under CPU-time (RLIMIT_CPU), memory (RLIMIT_AS) and
+wall-time limits; its Result is checked against the card like any submission and stored as
+``verified``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import logging
+import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.leaderboard.models import (
     Environment,
     PolicyArtifact,
-    Result,
     Submission,
     VerificationJob,
     utcnow,
 )
+from rlbench_suite.leaderboard.reconcile import reconcile, self_reported
 from rlbench_suite.leaderboard.store import (
     RefusedResult,
     check_against_card,
@@ -48,10 +58,31 @@ MEMORY_SIGNS = (
     "Cannot allocate memory",
 )
 """What a child stopped by RLIMIT_AS says on stderr (Python, C++, the dynamic loader)."""
+HEARTBEAT_S = 10.0
+"""How often a worker stamps the job it runs (``heartbeat_at``)."""
+STALE_AFTER = dt.timedelta(seconds=60)
+"""A running job whose heartbeat is older than this lost its worker and is queued again."""
+LOST = "lost"
+"""What :func:`run_job` returns for a job that another worker took over meanwhile."""
+log = logging.getLogger(__name__)
 
 
-def claim_next(factory: sessionmaker[Session]) -> int | None:
-    """Take the oldest queued job (queued -> running); None when there is none."""
+def worker_id() -> str:
+    """A name for one worker: its host and process, and a random part (a new one per call)."""
+    return f"{socket.gethostname()[:60]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _running(job_id: int, owner: str):
+    return (
+        (VerificationJob.id == job_id)
+        & (VerificationJob.state == "running")
+        & (VerificationJob.claimed_by == owner)
+    )
+
+
+def claim_next(factory: sessionmaker[Session], owner: str) -> int | None:
+    """Take the oldest queued job for worker ``owner`` (queued -> running); None when there
+    is none."""
     while True:
         with factory.begin() as session:
             job_id = session.scalar(
@@ -65,31 +96,77 @@ def claim_next(factory: sessionmaker[Session]) -> int | None:
             taken = session.execute(
                 update(VerificationJob)
                 .where(VerificationJob.id == job_id, VerificationJob.state == "queued")
-                .values(state="running", started_at=utcnow(), attempts=VerificationJob.attempts + 1)
+                .values(
+                    state="running",
+                    claimed_by=owner,
+                    started_at=utcnow(),
+                    heartbeat_at=utcnow(),
+                    attempts=VerificationJob.attempts + 1,
+                )
             )
             if taken.rowcount == 1:
                 return job_id
         # another worker took it between the two statements: look again
 
 
-def requeue_stale(factory: sessionmaker[Session], older_than: dt.timedelta) -> int:
-    """Queue again the jobs left running longer than ``older_than`` (their worker died);
-    a job that has used up its attempts fails instead. Return how many were queued."""
-    cutoff = utcnow() - older_than
+def beat(factory: sessionmaker[Session], job_id: int, owner: str) -> bool:
+    """Stamp ``owner``'s running job as alive; False when it is no longer ``owner``'s."""
     with factory.begin() as session:
-        stale = session.scalars(
-            select(VerificationJob).where(
-                VerificationJob.state == "running", VerificationJob.started_at < cutoff
-            )
+        stamped = session.execute(
+            update(VerificationJob).where(_running(job_id, owner)).values(heartbeat_at=utcnow())
         )
-        queued = 0
-        for job in stale:
-            if job.attempts >= MAX_ATTEMPTS:
-                job.state, job.error = "failed", f"worker lost {job.attempts} times"
-                job.finished_at = utcnow()
-            else:
-                job.state, queued = "queued", queued + 1
-        return queued
+        return stamped.rowcount == 1
+
+
+@contextlib.contextmanager
+def heartbeat(
+    factory: sessionmaker[Session], job_id: int, owner: str, every_s: float = HEARTBEAT_S
+) -> Iterator[None]:
+    """Stamp the job every ``every_s`` seconds, in a thread, while the block runs."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every_s):
+            try:
+                if not beat(factory, job_id, owner):
+                    log.warning("verification job %d was taken from worker %s", job_id, owner)
+                    return
+            except SQLAlchemyError as exc:  # the database is busy or away: beat again later
+                log.warning("heartbeat of verification job %d failed: %s", job_id, exc)
+
+    thread = threading.Thread(target=loop, name=f"heartbeat-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def requeue_stale(factory: sessionmaker[Session], stale_after: dt.timedelta = STALE_AFTER) -> int:
+    """Queue again the running jobs whose heartbeat (their start, before the first) is older
+    than ``stale_after``: their worker died, however long a live worker's job may run. A job
+    that has used up its attempts fails instead. Return how many were queued."""
+    last_seen = func.coalesce(VerificationJob.heartbeat_at, VerificationJob.started_at)
+    stale = (VerificationJob.state == "running") & (last_seen < utcnow() - stale_after)
+    freed = {"claimed_by": None, "heartbeat_at": None}
+    with factory.begin() as session:  # each UPDATE re-checks its rows: a job that finished
+        session.execute(  # meanwhile is left alone
+            update(VerificationJob)
+            .where(stale, VerificationJob.attempts >= MAX_ATTEMPTS)
+            .values(
+                state="failed",
+                error=f"worker lost {MAX_ATTEMPTS} times",  # claims stop at MAX_ATTEMPTS
+                finished_at=utcnow(),
+                **freed,
+            ),
+            execution_options={"synchronize_session": False},
+        )
+        queued = session.execute(
+            update(VerificationJob).where(stale).values(state="queued", **freed),
+            execution_options={"synchronize_session": False},
+        )
+        return queued.rowcount
 
 
 def _limit(limits: WorkerLimits):
@@ -156,46 +233,38 @@ def eval_command(env_id: str, artifact_sha256: str) -> list[str]:
     return ["rlbench", "eval", env_id, "--policy", f"onnx:{artifact_sha256}.onnx", "--workers", "1"]
 
 
-def confirm_self_reported(session: Session, verified: ResultDoc) -> dict[str, list[str]]:
-    """Mark as verified the self-reported results of the same policy artifact, environment
-    and protocol whose episodes the re-evaluation reproduced exactly (as ``rlbench
-    reproduce`` compares); return the differences of those it did not, by result id."""
-    from rlbench_suite.evaluation.reproduce import compare_runs
-
-    artifact = verified.policy.get("artifact_sha256")
-    if not artifact:
-        return {}
-    rows = session.scalars(
-        select(Result).where(
-            Result.env_id == verified.env_id,
-            Result.protocol_hash == verified.protocol_hash,
-            Result.artifact_sha256 == artifact,
-            Result.verification == "self-reported",
-        )
-    )
-    disagreements = {}
-    for row in rows:
-        claimed = ResultDoc.model_validate(row.document)
-        differences = compare_runs(claimed, verified, policy_keys=("artifact_sha256",))
-        if differences:
-            disagreements[str(row.id)] = differences[:5]
-        else:
-            row.verification = "verified"
-            row.document = {**row.document, "verification": "verified"}
-    return disagreements
-
-
-def run_job(factory: sessionmaker[Session], job_id: int, limits: WorkerLimits) -> str:
-    """Verify one claimed job; return its final state (``done`` or ``failed``)."""
+def run_job(
+    factory: sessionmaker[Session],
+    job_id: int,
+    limits: WorkerLimits,
+    owner: str,
+    heartbeat_s: float = HEARTBEAT_S,
+) -> str:
+    """Verify one job ``owner`` claimed; return its final state (``done`` or ``failed``), or
+    :data:`LOST` (nothing stored) when the job stopped being ``owner``'s meanwhile."""
     with factory() as session:
         job = session.get(VerificationJob, job_id)
         submission = session.get(Submission, job.submission_id)
         artifact = session.get(PolicyArtifact, submission.artifact_sha256)
         content, env_id, metadata = artifact.content, submission.env_id, submission.metadata_
-    data, error = evaluate_submission(content, env_id, metadata, limits)
+    with heartbeat(factory, job_id, owner, heartbeat_s):
+        data, error = evaluate_submission(content, env_id, metadata, limits)
     if data is not None:  # the child's command names its temporary files: say the user's
         data["provenance"]["command"] = eval_command(env_id, submission.artifact_sha256)
     with factory.begin() as session:
+        # the transaction's first write: it waits for (and then sees) a concurrent requeue
+        owned = session.execute(
+            update(VerificationJob).where(_running(job_id, owner)).values(finished_at=utcnow()),
+            execution_options={"synchronize_session": False},
+        )
+        if owned.rowcount != 1:
+            log.warning(
+                "verification job %d is no longer worker %s's (its heartbeat went stale, so "
+                "it was queued again for another worker): its re-evaluation is not stored",
+                job_id,
+                owner,
+            )
+            return LOST
         job = session.get(VerificationJob, job_id)
         submission = session.get(Submission, job.submission_id)
         if data is not None:
@@ -211,41 +280,44 @@ def run_job(factory: sessionmaker[Session], job_id: int, limits: WorkerLimits) -
                     submission=submission,
                 )
                 job.result_id = stored.result.id
-                disagreements = confirm_self_reported(session, doc)
-                if disagreements:
-                    submission.metadata_ = {**submission.metadata_, "disagreements": disagreements}
+                rerun = stored.result
+                reconcile(session, rerun, submission, self_reported(session, rerun))
             except RefusedResult as exc:
                 error = f"the re-evaluation's result was refused: {exc}"
         job.state = "failed" if error else "done"
         job.error = error
-        job.finished_at = utcnow()
         return job.state
 
 
 def run_pending(
-    factory: sessionmaker[Session], limits: WorkerLimits | None = None, most: int | None = None
+    factory: sessionmaker[Session],
+    limits: WorkerLimits | None = None,
+    most: int | None = None,
+    owner: str | None = None,
+    heartbeat_s: float = HEARTBEAT_S,
 ) -> list[tuple[int, str]]:
-    """Verify queued jobs until none is left (or ``most`` were run): (job id, state) each."""
-    limits = limits or WorkerLimits()
-    requeue_stale(factory, dt.timedelta(seconds=2 * limits.wall_s))
+    """Verify queued jobs until none is left (or ``most`` were run) as worker ``owner``
+    (default: a new :func:`worker_id`): (job id, state) each."""
+    limits, owner = limits or WorkerLimits(), owner or worker_id()
+    requeue_stale(factory)
     ran = []
     while most is None or len(ran) < most:
-        job_id = claim_next(factory)
+        job_id = claim_next(factory, owner)
         if job_id is None:
             break
         try:
-            ran.append((job_id, run_job(factory, job_id, limits)))
+            ran.append((job_id, run_job(factory, job_id, limits, owner, heartbeat_s)))
         except BaseException:  # stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue
-            release(factory, job_id)
+            release(factory, job_id, owner)
             raise
     return ran
 
 
-def release(factory: sessionmaker[Session], job_id: int) -> None:
-    """Put a claimed job back in the queue (its attempt still counts)."""
+def release(factory: sessionmaker[Session], job_id: int, owner: str) -> None:
+    """Put a job ``owner`` claimed back in the queue (its attempt still counts)."""
     with factory.begin() as session:
         session.execute(
             update(VerificationJob)
-            .where(VerificationJob.id == job_id, VerificationJob.state == "running")
-            .values(state="queued", started_at=None)
+            .where(_running(job_id, owner))
+            .values(state="queued", started_at=None, claimed_by=None, heartbeat_at=None)
         )
