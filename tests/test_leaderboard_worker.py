@@ -68,6 +68,15 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
                        f"onnx:{job['artifact_sha256']}.onnx", "--workers", "1"]  # fmt: skip
     shown = client.get(f"/results/{status['result']}").text
     assert f"<code>{' '.join(command)}</code>" in shown and "rlbench-verify-" not in shown
+    # the home page lists the verification once: the re-run, not also the zoo's row it verified
+    with factory() as session:
+        same = session.scalars(select(Result.id).where(
+            Result.artifact_sha256 == job["artifact_sha256"], Result.verification == "verified",
+            Result.id != status["result"])).all()  # fmt: skip
+    assert len(same) == 1  # the zoo's self-reported row, reproduced
+    listed = client.get("/").text.split("Newest verified results")[1].split("Newest results")[0]
+    assert f'href="/results/{status["result"]}"' in listed
+    assert f'href="/results/{same[0]}"' not in listed
     # the zoo's self-reported result of this policy is reproduced exactly: now verified too;
     # the altered one is not, and the difference is reported
     with factory() as session:

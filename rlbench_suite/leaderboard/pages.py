@@ -99,7 +99,9 @@ def home(request: Request) -> HTMLResponse:
             (s.name, sum(e.active for e in s.envs))
             for s in session.scalars(select(Suite).order_by(Suite.name))
         ]
-        newest_verified, _ = views.list_results(session, verification="verified", limit=10)
+        newest_verified, _ = views.list_results(
+            session, verification="verified", reruns_only=True, limit=10
+        )
         newest, _ = views.list_results(session, limit=10)
         return render(
             request,

@@ -21,6 +21,7 @@ from rlbench_suite.leaderboard.models import (
     Result,
     Submission,
     Suite,
+    VerificationJob,
 )
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
 from rlbench_suite.leaderboard.scores import success_scale
@@ -346,13 +347,18 @@ def list_results(
     verification: str | None = None,
     budget: str | None = None,
     protocol_hash: str | None = None,
+    reruns_only: bool = False,
     limit: int = 50,
     offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
     """Stored results, newest first, filtered (``budget``: a budget class, results in it or
-    a smaller one); one page of them and how many match in all. An ``env_id`` or ``method``
-    that names nothing here is NotFound, with the closest names."""
+    a smaller one; ``reruns_only``: the server's re-runs of submitted policies, one per
+    verification, without the self-reported rows they verified); one page of them and how
+    many match in all. An ``env_id`` or ``method`` that names nothing here is NotFound, with
+    the closest names."""
     where = []
+    if reruns_only:
+        where.append(Result.id.in_(select(VerificationJob.result_id)))
     if env_id is not None:
         where.append(Result.env_id == get_env(session, env_id).id)
     if method is not None:
