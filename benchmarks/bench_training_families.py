@@ -53,6 +53,7 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     ("robotics", "ppo", "rlbench/KukaReach-v0", None, 1024),
     ("multiagent", "ppo", "rlbench/DuelVsBot-v0", None, 1024),
     ("multiagent", "shared_ppo", "rlbench/CoopNav-v0", None, 6400),
+    ("multiagent", "ppo", "rlbench/CoopNav-v0", None, 2048),
     ("matrix", "ppo", "rlbench/PrisonersDilemma-v0", None, 1024),
     ("text", "maskable_ppo", "rlbench/TextMaze-v0", None, 1024),
 ]
