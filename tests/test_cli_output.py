@@ -40,6 +40,15 @@ def test_list_piped_keeps_every_row_on_one_line_and_summarizes_generated_familie
     assert sum(line.startswith("│") for line in expanded.stdout.splitlines()) == 211
 
 
+def test_a_terminal_that_holds_the_scores_keeps_the_trained_column_longest():
+    # the review saw the trained column dropped before metric and API, up to 160 columns
+    done = run_cli("list", "--suite", "rlbench-reference", env={"COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    assert "fast_ppo" in done.stdout and "52.3 [51.1, 53.4]" in done.stdout
+    assert "(family, API, suites left out at this width" in done.stdout
+    assert all(len(line) <= 120 for line in done.stdout.splitlines())
+
+
 def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_numbers():
     done = run_cli("list", "--suite", "classic-control", env={"COLUMNS": "80"})
     assert done.returncode == 0, done.stderr

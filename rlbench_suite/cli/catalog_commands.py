@@ -48,7 +48,8 @@ def list_envs(
 
     Generated families (10 or more cards whose ids differ only in their digits, sharing an
     entry point and suites, like the 144 matrix games) are one row unless --expand. Cells are
-    never cut: a narrow terminal leaves out family, API and suites; piped, nothing is.
+    never cut: a narrow terminal leaves out suites, API, family, metric and, last, the
+    trained score; piped, nothing is.
     """
     _check_filter("family", family, list(get_args(Family)))
     _check_filter("suite", suite, sorted({s for c in cards().values() for s in c.suites}))
@@ -60,7 +61,7 @@ def list_envs(
         f"rlbench-suite catalog ({len(selected)} environment{'' if len(selected) == 1 else 's'})",
         ["id", "family", "API", "metric", "random", "expert", "trained", "suites"],
         rows,
-        optional=("family", "API", "metric", "trained", "suites"),
+        optional=("trained", "metric", "family", "API", "suites"),  # the last dropped first
     )
     summarized = sum(len(g) for g in groups if len(g) > 1)
     if summarized:
