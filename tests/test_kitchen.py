@@ -7,6 +7,7 @@ import pytest
 
 import rlbench_suite
 from rlbench_suite.envs.multiagent.kitchen import agents as scripted
+from rlbench_suite.envs.multiagent.kitchen.contribution import OwnContributionBonus
 from rlbench_suite.envs.multiagent.kitchen.env import (
     CHOP_STEPS,
     CHOPPED,
@@ -57,6 +58,33 @@ def test_the_whole_recipe_by_one_cook_delivers_a_soup():
     _, rewards, _, _, infos = env.step({"cook_0": INTERACT, "cook_1": STAY})
     assert rewards["cook_0"] == 20.0 and infos["cook_0"] == {"deliveries": 1, "success": True}
     assert infos["cook_1"]["success"] and total + 3.0 + 20.0 == 26.0
+
+
+def test_own_contribution_bonus_credits_each_recipe_step_to_the_cook_that_did_it():
+    """The training-only bonus (rlbench/KitchenOwnContribution-v0) on the whole recipe by one
+    cook: every step is credited to cook_0, none to cook_1, and each reward is the team
+    reward plus the bonus of the cook's own steps."""
+    env = _kitchen(cook_0=(1, 1), cook_1=(2, 5))
+    bonus = {"onion": 0.1, "board": 0.2, "chopped": 0.4, "pot": 0.8, "plated": 1.6,
+             "delivered": 3.2}  # fmt: skip
+    wrapped = OwnContributionBonus(env, bonus)
+    steps: dict[str, list[str]] = {"cook_0": [], "cook_1": []}
+    recipe = [LEFT, INTERACT, RIGHT, RIGHT, RIGHT, DOWN, *[INTERACT] * (CHOP_STEPS + 2), UP,
+              LEFT, LEFT, UP, INTERACT]  # fmt: skip
+    serve = [DOWN, DOWN, INTERACT, *[UP] * COOK_TIME, INTERACT, RIGHT, RIGHT, RIGHT, RIGHT,
+             INTERACT]  # fmt: skip
+    for action in recipe * 3 + serve:
+        _, rewards, _, _, infos = wrapped.step({"cook_0": action, "cook_1": STAY})
+        own = infos["cook_0"]["own_steps"]
+        team = rewards["cook_1"]  # cook_1 did nothing: its reward is the team's
+        assert rewards["cook_0"] == pytest.approx(team + sum(bonus[s] for s in own))
+        for agent in steps:
+            steps[agent] += infos[agent]["own_steps"]
+    assert steps["cook_1"] == []
+    assert steps["cook_0"] == ["onion", "board", "chopped", "pot"] * 3 + ["plated", "delivered"]
+    assert env.deliveries == 1
+    with pytest.raises(ValueError, match=r"unknown recipe steps.*accepted"):
+        OwnContributionBonus(KitchenEnv(), {"stir": 1.0})
 
 
 def test_cooks_block_each_other_and_cannot_swap_or_clash():

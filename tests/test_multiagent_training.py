@@ -18,6 +18,7 @@ from rlbench_suite.baselines.league import League
 from rlbench_suite.baselines.shared_ppo import FixedPartners, shared_vector_env
 from rlbench_suite.baselines.train import TrainConfig, train
 from rlbench_suite.cli import app
+from rlbench_suite.envs.multiagent.kitchen.agents import Generalist
 from rlbench_suite.evaluation import load_result
 from rlbench_suite.policies import OnnxPolicy, RandomPolicy
 
@@ -101,6 +102,49 @@ def test_partners_and_league_keys_belong_to_their_algorithms(tmp_path):
     path = _hyperparams(tmp_path, "league", "rlbench/Duel-v0")
     with pytest.raises(HyperparamsError, match="key 'league': needed by league"):
         load_hyperparams(get_algorithm("league"), "rlbench/Duel-v0", path)
+    bonus = [{"name": "rlbench/KitchenOwnContribution-v0"}]
+    path = _hyperparams(tmp_path, "ppo", "rlbench/CartPole-v1", game_wrappers=bonus)
+    with pytest.raises(HyperparamsError, match="key 'game_wrappers': only for shared_ppo"):
+        load_hyperparams(get_algorithm("ppo"), "rlbench/CartPole-v1", path)
+    scored = [{"name": "rlbench/FlattenDictObservation-v0"}]  # changes what the policy sees
+    path = _hyperparams(tmp_path, "shared_ppo", "rlbench/Kitchen-v0", game_wrappers=scored)
+    with pytest.raises(HyperparamsError, match=r"not a training-only wrapper.*KitchenOwn"):
+        load_hyperparams(get_algorithm("shared_ppo"), "rlbench/Kitchen-v0", path)
+
+
+def test_game_wrappers_shape_the_training_reward_only(tmp_path):
+    """Kitchen's own-contribution bonus reaches the learner's training reward through the
+    hyperparameters' game_wrappers (on the Parallel game, below the partners); the final
+    score is still the card's team reward."""
+    env_id = "rlbench/Kitchen-v0"
+    generalist = "module:rlbench_suite.envs.multiagent.kitchen.agents:Generalist"
+    bonus = {"onion": 0.5, "board": 0.5, "chopped": 1.0, "pot": 2.0, "plated": 3.0,
+             "delivered": 20.0}  # fmt: skip
+    wrappers = [{"name": "rlbench/KitchenOwnContribution-v0", "kwargs": {"bonus": bonus}}]
+    card = rlbench_suite.get_card(env_id)
+    returns = []
+    for stack in ([], wrappers):  # the learner is a Generalist too, on the same seed
+        venv = shared_vector_env(card, 1, {"cook_1": generalist}, stack,
+                                 autoreset_mode=AutoresetMode.SAME_STEP)  # fmt: skip
+        cook = Generalist(seed=3)
+        obs, info = venv.reset(seed=3)
+        total, own = 0.0, []
+        for _ in range(card.max_episode_steps - 1):  # the last info goes to final_info
+            obs, reward, _, _, info = venv.step(np.array([cook.act(obs[0], {})]))
+            total += float(reward[0])
+            own += list(info.get("own_steps", [[]])[0])
+        returns.append((total, own))
+        venv.close()
+    (team, none), (shaped, own) = returns
+    assert none == [] and {"onion", "board", "chopped", "pot"} <= set(own)
+    assert shaped == pytest.approx(team + sum(bonus[s] for s in own))
+    path = _hyperparams(tmp_path, "shared_ppo", env_id, n_envs=2, game_wrappers=wrappers,
+                        partners={"cook_1": generalist}, **TINY_PPO)  # fmt: skip
+    report = train(TrainConfig(env_id, "shared_ppo", out=tmp_path, hyperparams=path,
+                               eval_episodes=1, final_episodes=2))  # fmt: skip
+    assert report.run["vector_backend"] == "pettingzoo-parallel"
+    result = load_result(report.run_dir / "result.json")
+    assert len(result.returns) == 2 and all(r == int(r) for r in result.returns)  # no 0.5s
 
 
 # ---------------------------------------------------------------------------------- league

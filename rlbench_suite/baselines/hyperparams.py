@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rlbench_suite.baselines.algorithms import Algorithm
 from rlbench_suite.core.cards import WrapperRef
+from rlbench_suite.core.wrapper_names import TRAINING_ONLY_WRAPPERS
 from rlbench_suite.resources import content_dir
 
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
@@ -101,6 +102,10 @@ class Entry(BaseModel):
     policy so the harness rebuilds them."""
     partners: dict[str, str | list[str]] | None = None
     """shared_ppo: agents played by fixed ``--policy`` strings, a list spread over the games."""
+    game_wrappers: list[WrapperRef] = Field(default_factory=list)
+    """shared_ppo: training-only wrappers of each PettingZoo game (innermost first, below the
+    partners), e.g. ``rlbench/KitchenOwnContribution-v0``; only names listed in
+    ``TRAINING_ONLY_WRAPPERS``, since the trained policy is scored without them."""
     league: LeagueSettings | None = None
     """league: the opponents and snapshot schedule (league.py)."""
 
@@ -222,6 +227,14 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
         raise HyperparamsError(f"{where}: key 'noise_std': needed with noise_type")
     if entry.partners is not None and not algo.shared:
         raise HyperparamsError(f"{where}: key 'partners': only for shared_ppo")
+    if entry.game_wrappers and not algo.shared:
+        raise HyperparamsError(f"{where}: key 'game_wrappers': only for shared_ppo")
+    for ref in entry.game_wrappers:
+        if ref.name not in TRAINING_ONLY_WRAPPERS:
+            raise HyperparamsError(
+                f"{where}: key 'game_wrappers': {ref.name!r} is not a training-only wrapper "
+                f"(accepted: {', '.join(TRAINING_ONLY_WRAPPERS)})"
+            )
     if (entry.league is not None) != algo.league:
         wrong = "needed by league" if algo.league else "only for league"
         raise HyperparamsError(f"{where}: key 'league': {wrong}")

@@ -232,7 +232,10 @@ class Run:
         if self.algo.league:
             return "league"
         if self.algo.shared:  # one slot per learning agent (shared_ppo.py)
-            batched = self.card.batched_entry_point and not self.params.entry.partners
+            from rlbench_suite.baselines.shared_ppo import plays_batched
+
+            entry = self.params.entry
+            batched = plays_batched(self.card, entry.partners, entry.game_wrappers)
             return "batched" if batched else "pettingzoo-parallel"
         return "vector_entry_point" if self.card.vector_entry_point else "sync"
 

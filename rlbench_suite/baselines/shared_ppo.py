@@ -32,6 +32,7 @@ from rlbench_suite import make_batched, make_multiagent
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.seeds import policy_seed
 from rlbench_suite.policies import Policy, make_policy
+from rlbench_suite.wrappers.base import apply_wrappers
 from rlbench_suite.wrappers.masks import split_masked_observation
 
 
@@ -99,17 +100,26 @@ def _partner_specs(partners: Mapping[str, str | Sequence[str]]) -> dict[str, lis
     return {a: [s] if isinstance(s, str) else list(s) for a, s in partners.items()}
 
 
+def plays_batched(card: EnvCard, partners: Any, game_wrappers: Sequence[Any]) -> bool:
+    """Whether :func:`shared_vector_env` runs the card's batched backend: it has one, and no
+    partners or game wrappers ask for the Parallel game."""
+    return bool(card.batched_entry_point) and not partners and not game_wrappers
+
+
 def shared_vector_env(
     card: EnvCard,
     n_games: int,
     partners: Mapping[str, str | Sequence[str]] | None = None,
+    game_wrappers: Sequence[Any] = (),
     **vector_kwargs: Any,
 ) -> Any:
     """``n_games`` games of ``card`` as one Gymnasium VectorEnv, one slot per learning agent.
 
-    The batched backend where the card has one and no ``partners`` are named; otherwise the
-    Parallel game (with :class:`FixedPartners`) through ``ParallelEnvToVectorEnv``.
-    ``vector_kwargs`` (e.g. ``autoreset_mode``) go to the vector env.
+    The batched backend where the card has one and no ``partners`` or ``game_wrappers`` are
+    named; otherwise the Parallel game, wrapped in ``game_wrappers`` (versioned wrapper
+    references, innermost first; training-only reward changes) and then
+    :class:`FixedPartners`, through ``ParallelEnvToVectorEnv``. ``vector_kwargs`` (e.g.
+    ``autoreset_mode``) go to the vector env.
     """
     from rlbench_suite.wrappers.pz_vector import ParallelEnvToVectorEnv
 
@@ -118,14 +128,14 @@ def shared_vector_env(
             f"{card.id} is single-agent; parameter sharing needs a multi-agent card "
             "(train it with --algo ppo)"
         )
-    if card.batched_entry_point and not partners:
+    if plays_batched(card, partners, game_wrappers):
         return make_batched(card.id, n_games, **vector_kwargs)
     specs = _partner_specs(partners or {})
     games = itertools.count()
 
     def game() -> Any:
         g = next(games)
-        env = make_multiagent(card.id, "parallel")
+        env = apply_wrappers(make_multiagent(card.id, "parallel"), list(game_wrappers))
         if not specs:
             return env
         chosen = {a: make_policy(s[g % len(s)], env, agent=a) for a, s in specs.items()}

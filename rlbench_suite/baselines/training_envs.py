@@ -170,7 +170,9 @@ def make_training_env(
     if algo is not None and algo.shared:
         from rlbench_suite.baselines.shared_ppo import shared_vector_env
 
-        venv = shared_vector_env(card, n, params.entry.partners, **same_step)
+        venv = shared_vector_env(
+            card, n, params.entry.partners, params.entry.game_wrappers, **same_step
+        )
     elif algo is not None and algo.league:
         from rlbench_suite.baselines.league import league_vector_env, make_league
 

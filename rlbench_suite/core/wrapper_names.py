@@ -29,6 +29,9 @@ STANDARD_WRAPPERS: dict[str, str] = {
     "rlbench/WordleFeatures-v0": "rlbench_suite.envs.text.wordle.features:WordleFeatures",
     "rlbench/WordleShaping-v0": "rlbench_suite.envs.text.wordle.features:WordleShaping",
     "rlbench/MiniGridKeyDoorShaping-v0": "rlbench_suite.wrappers.shaping:MiniGridKeyDoorShaping",
+    "rlbench/KitchenOwnContribution-v0": (
+        "rlbench_suite.envs.multiagent.kitchen.contribution:OwnContributionBonus"
+    ),
     "rlbench/OfflineDataset-v0": "rlbench_suite.datasets.offline:OfflineEnv",
 }
 
@@ -63,6 +66,7 @@ only a card's own stack places them, below everything a policy adds."""
 TRAINING_ONLY_WRAPPERS: tuple[str, ...] = (
     "rlbench/WordleShaping-v0",
     "rlbench/MiniGridKeyDoorShaping-v0",
+    "rlbench/KitchenOwnContribution-v0",
 )
 """Wrappers that change only the reward a learner sees (shaping): a policy records them with
 the stack it trained through, and evaluations leave them out."""
