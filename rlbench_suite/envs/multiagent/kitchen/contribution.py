@@ -42,25 +42,24 @@ DEFAULT_BONUS: dict[str, float] = {"onion": 0.2, "board": 0.2, "chopped": 0.5, "
 cook's own pot, plating and delivery count twice), small ones for the steps before."""
 
 
+HELD_CHANGES: dict[tuple[int, int, int], str] = {
+    (CRATE, NOTHING, ONION): "onion", (BOARD, ONION, NOTHING): "board",
+    (POT, CHOPPED, NOTHING): "pot", (POT, PLATE, SOUP): "plated",
+    (WINDOW, SOUP, NOTHING): "delivered",
+}  # fmt: skip
+"""(faced tile, held before, held after) -> the step an interact finished; chopping, which
+changes the board's item instead, is the one other step."""
+
+
 def own_steps(
     before_held: int, after_held: int, tile: int, before_item: int, after_item: int
 ) -> list[str]:
     """Which recipe steps one cook's interact finished, from what it held and what lay on
     the faced tile before and after the cycle."""
-    done = []
-    if tile == CRATE and before_held == NOTHING and after_held == ONION:
-        done.append("onion")
-    elif tile == BOARD and before_held == ONION and after_held == NOTHING:
-        done.append("board")
-    elif tile == BOARD and before_item == ONION and after_item == CHOPPED:
-        done.append("chopped")
-    elif tile == POT and before_held == CHOPPED and after_held == NOTHING:
-        done.append("pot")
-    elif tile == POT and before_held == PLATE and after_held == SOUP:
-        done.append("plated")
-    elif tile == WINDOW and before_held == SOUP and after_held == NOTHING:
-        done.append("delivered")
-    return done
+    if tile == BOARD and before_item == ONION and after_item == CHOPPED:
+        return ["chopped"]
+    step = HELD_CHANGES.get((tile, before_held, after_held))
+    return [step] if step else []
 
 
 @register_wrapper("rlbench/KitchenOwnContribution-v0")
