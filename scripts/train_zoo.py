@@ -40,6 +40,7 @@ from rlbench_suite.baselines.zoo import (
     beats_random,
     committed_runs,
     copy_run_artifacts,
+    policy_card,
     report_markdown,
     reported_runs,
     results_dir,
@@ -67,7 +68,7 @@ def train_one(entry: ZooEntry, seed: int) -> Path:
     """Train (or resume, or find finished) one seed; return its run folder."""
     import json
 
-    card = get_card(entry.env)
+    card = policy_card(entry)
     out = runs_dir() / "zoo"
     run = out / card.name / entry.algo / f"seed-{seed}"
     record = run / "run.json"
@@ -79,12 +80,17 @@ def train_one(entry: ZooEntry, seed: int) -> Path:
 
 
 def collect(entry: ZooEntry, seed: int, run: Path) -> None:
-    """Copy the policy and the run's records into the repository; evaluate the copy."""
+    """Copy the policy and the run's records into the repository; evaluate the copy. A
+    ``trained_on`` entry copies only the training record and scores the committed policy of
+    the card it was trained on."""
     card = get_card(entry.env)
-    name = baseline_name(card, entry.algo, seed)
-    policy_dir = content_dir("baselines") / "policies" / name
+    name = baseline_name(policy_card(entry), entry.algo, seed)
     result_dir = results_dir(card, entry.algo, seed)
-    copy_run_artifacts(run, policy_dir, result_dir)
+    if entry.trained_on:
+        result_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run / "run.json", result_dir / "run.json")
+    else:
+        copy_run_artifacts(run, content_dir("baselines") / "policies" / name, result_dir)
     partial = result_dir / "result.json.partial"
     evaluate(card, f"baseline:{name}", workers=1, out=partial)
     partial.with_name(partial.name + ".episodes.jsonl").unlink()

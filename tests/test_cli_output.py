@@ -28,7 +28,7 @@ def test_list_piped_keeps_every_row_on_one_line_and_summarizes_generated_familie
     matrix = [c for c in select_cards(family="multiagent") if "MatrixGame-g" in c.id]
     assert len(matrix) == 144
     rows = [line for line in lines if line.startswith("│")]
-    assert len(rows) == 211 - 144 + 1  # one row for the 144 generated matrix games
+    assert len(rows) == 212 - 144 + 1  # one row for the 144 generated matrix games
     summary = [r for r in rows if "MatrixGame-g000-v0 ... 143-v0 (144)" in r]
     assert len(summary) == 1 and "rlbench-matrix-games" in summary[0]
     assert "144 generated ids are summarized" in done.stdout
@@ -37,7 +37,7 @@ def test_list_piped_keeps_every_row_on_one_line_and_summarizes_generated_familie
         random = card.reference.random
         assert f"{random.value:.4g}".lstrip("-")[:3] in row
     expanded = piped("list", "--expand")
-    assert sum(line.startswith("│") for line in expanded.stdout.splitlines()) == 211
+    assert sum(line.startswith("│") for line in expanded.stdout.splitlines()) == 212
 
 
 def test_a_terminal_that_holds_the_scores_keeps_the_trained_column_longest():

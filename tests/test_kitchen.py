@@ -173,6 +173,25 @@ def test_zsc_partners_are_disjoint_and_constructible():
         scripted.zsc_partners("test")  # type: ignore[arg-type]
 
 
+def test_the_held_out_card_plays_each_held_out_partner_by_seed():
+    """rlbench/KitchenHeldOut-v0's opponent is one of the HELD_OUT_PARTNERS per episode, by
+    its reset seed, and never a training partner."""
+    styles = [f"{scripted.__name__}:{c.__name__}" for c in scripted.HeldOutPartner.STYLES]
+    assert styles == [s.removeprefix("module:") for s in scripted.HELD_OUT_PARTNERS]
+    partner = scripted.HeldOutPartner(seed=7)
+    played = set()
+    for seed in range(6):
+        partner.reset(seed)
+        assert type(partner.cook) is scripted.HeldOutPartner.STYLES[seed % 3]
+        played.add(type(partner.cook).__name__)
+    partner.reset(None)  # an unseeded reset keeps the partner
+    assert type(partner.cook) is scripted.HeldOutPartner.STYLES[5 % 3]
+    assert played == {"Server", "Eager", "Jittery"}
+    card = rlbench_suite.get_card("rlbench/KitchenHeldOut-v0")
+    assert card.opponents == "module:rlbench_suite.envs.multiagent.kitchen.agents:HeldOutPartner"
+    assert card.entry_point == rlbench_suite.get_card("rlbench/Kitchen-v0").entry_point
+
+
 def _success_rate(layout: str, partner: type, seeds: int = 30) -> float:
     env = KitchenEnv(layout=layout)
     wins = 0

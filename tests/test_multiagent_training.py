@@ -138,8 +138,9 @@ def test_game_wrappers_shape_the_training_reward_only(tmp_path):
     (team, none), (shaped, own) = returns
     assert none == [] and {"onion", "board", "chopped", "pot"} <= set(own)
     assert shaped == pytest.approx(team + sum(bonus[s] for s in own))
+    tiny = {**TINY_PPO, "batch_size": 32}  # 2 games x 16 steps
     path = _hyperparams(tmp_path, "shared_ppo", env_id, n_envs=2, game_wrappers=wrappers,
-                        partners={"cook_1": generalist}, **TINY_PPO)  # fmt: skip
+                        partners={"cook_1": generalist}, **tiny)  # fmt: skip
     report = train(TrainConfig(env_id, "shared_ppo", out=tmp_path, hyperparams=path,
                                eval_episodes=1, final_episodes=2))  # fmt: skip
     assert report.run["vector_backend"] == "pettingzoo-parallel"

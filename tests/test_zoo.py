@@ -17,6 +17,7 @@ from rlbench_suite.baselines.zoo import (
     baseline_name,
     beats_random,
     committed_runs,
+    policy_card,
     summarize,
     zoo_entries,
 )
@@ -30,8 +31,13 @@ ENTRIES = zoo_entries()
 def test_the_manifest_names_cards_algorithms_hyperparameters_and_training_seeds():
     assert len({e.env for e in ENTRIES}) >= 20
     for entry in ENTRIES:
-        card = get_card(entry.env)
+        card = policy_card(entry)  # a scored-only entry's policies are its training card's
         load_hyperparams(get_algorithm(entry.algo), card.id)  # raises if missing
+        if entry.trained_on:
+            trainer = [e for e in ENTRIES if e.env == entry.trained_on and e.algo == entry.algo]
+            assert trainer and (trainer[0].seeds, trainer[0].budget) == (entry.seeds, entry.budget)
+            played, scored = card, get_card(entry.env)  # the same game, the same agent
+            assert (played.entry_point, played.agent) == (scored.entry_point, scored.agent)
         assert len(set(entry.seeds)) == len(entry.seeds)
         if entry.expert_only:
             assert not card.is_multiagent, "expert references are for single-agent cards"
@@ -45,7 +51,7 @@ def test_the_manifest_names_cards_algorithms_hyperparameters_and_training_seeds(
 def test_every_committed_seed_is_a_harness_result_of_its_committed_policy(entry):
     card = get_card(entry.env)
     for run in committed_runs(card, entry.algo, entry.seeds):
-        name = baseline_name(card, entry.algo, run.seed)
+        name = baseline_name(policy_card(entry), entry.algo, run.seed)
         result = run.result
         assert result.env_id == card.id and result.policy["spec"] == f"baseline:{name}"
         assert result.protocol.seeds == card.evaluation.seeds  # the card's own protocol

@@ -61,6 +61,12 @@ class ZooEntry:
     expert_only: bool = False
     """Trained only to measure the card's expert reference (``expert_only: true``; one seed
     may do): the card gains no ``[[trained]]`` baseline from it and does not join the suite."""
+    trained_on: str | None = None
+    """Scored only (``trained_on: ID``): the policies are the runs of the same algorithm and
+    seeds on card ``ID`` (its own entry trains them), scored here by the harness under this
+    card's protocol, e.g. Kitchen's learner beside the held-out partners of
+    ``rlbench/KitchenHeldOut-v0``. Its results hold the harness result and the training
+    record; the policies, curves and compute are the training card's."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,14 @@ def zoo_entries(only: str | None = None) -> list[ZooEntry]:
     """The zoo's entries in order (``only``: those whose env id contains it)."""
     raw = yaml.safe_load((content_dir("baselines") / "zoo.yaml").read_text(encoding="utf-8"))
     entries = [ZooEntry(e["env"], e["algo"], int(e["budget"]), tuple(e["seeds"]),
-                        bool(e.get("expert_only", False))) for e in raw]  # fmt: skip
+                        bool(e.get("expert_only", False)), e.get("trained_on"))
+               for e in raw]  # fmt: skip
     return [e for e in entries if only is None or only in e.env]
+
+
+def policy_card(entry: ZooEntry) -> EnvCard:
+    """The card whose runs an entry's policies are: its own, or the one it is ``trained_on``."""
+    return get_card(entry.trained_on or entry.env)
 
 
 def baseline_name(card: EnvCard, algo: str, seed: int | None = None) -> str:
@@ -136,7 +148,7 @@ def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBas
     if references is not None:
         normalized = _iqm([float(normalized_score(m, *references)) for m in means])
     return TrainedBaseline(
-        name=f"baseline:{baseline_name(card, entry.algo)}",
+        name=f"baseline:{baseline_name(policy_card(entry), entry.algo)}",
         algo=entry.algo,
         budget_steps=entry.budget,
         seeds=[r.seed for r in runs],
@@ -154,10 +166,13 @@ REPORT_END = "<!-- end of zoo report -->"
 
 
 def reported_runs(entries: list[ZooEntry] | None = None) -> list[RunData]:
-    """The committed runs the docs report: every seed of each complete, non-``expert_only``
-    entry (an entry still training is left out until all its seeds are in)."""
+    """The committed runs the docs report: every seed of each complete entry that trained
+    (not ``expert_only``, not scored-only ``trained_on``; an entry still training is left out
+    until all its seeds are in)."""
     runs = []
     for entry in zoo_entries() if entries is None else entries:
+        if entry.trained_on:
+            continue
         card = get_card(entry.env)
         folders = [results_dir(card, entry.algo, seed) for seed in entry.seeds]
         if not entry.expert_only and all((f / "result.json").is_file() for f in folders):

@@ -296,3 +296,27 @@ class Jittery(_ScriptedCook):
     """A Generalist that takes a random action in 20% of cycles."""
 
     jitter = 0.2
+
+
+class HeldOutPartner:
+    """One of the :data:`HELD_OUT_PARTNERS` per episode: :class:`Server`, :class:`Eager` or
+    :class:`Jittery`, picked by the reset seed (``seed % 3``; an unseeded reset keeps the
+    current one), so a card's evaluation seeds score a learner beside all three held-out
+    styles. The opponent of ``rlbench/KitchenHeldOut-v0``."""
+
+    STYLES: tuple[type[_ScriptedCook], ...] = (Server, Eager, Jittery)
+
+    def __init__(
+        self, observation_space: Any = None, action_space: Any = None, seed: int | None = None
+    ) -> None:
+        self.cooks = [style(observation_space, action_space, seed) for style in self.STYLES]
+        self.cook = self.cooks[0 if seed is None else seed % len(self.cooks)]
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.cook = self.cooks[seed % len(self.cooks)]
+        self.cook.reset(seed)
+
+    def act(self, observation: np.ndarray, info: dict[str, Any]) -> int:
+        return self.cook.act(observation, info)
+
