@@ -82,3 +82,29 @@ def test_runs_recorded_before_whole_rollout_budgets_reproduce_rounding_up(tmp_pa
                                final_episodes=1, out=tmp_path, budget_rounding="up"))  # fmt: skip
     assert report.run["steps"] == report.run["budget_steps"] == 1024  # as SB3's learn trains
     assert report.run["eval_every"] == 300 and report.run["budget_rounding"] == "up"
+
+
+def test_a_run_recorded_before_whole_rollout_budgets_resumes_as_it_began(tmp_path):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Interrupt(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= 600:
+                raise KeyboardInterrupt
+            return True
+
+    settings = dict(env_id=CARTPOLE, algo="ppo", budget=1000, eval_every=256, eval_episodes=1,
+                    final_episodes=1, out=tmp_path)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**settings), callbacks=[Interrupt()])
+    record_file = tmp_path / "CartPole-v1" / "ppo" / "seed-0" / "run.json"
+    record = json.loads(record_file.read_text())
+    for key in ("budget_steps", "budget_rounding", "budget_note"):  # as older runs wrote it
+        del record[key]
+    record_file.write_text(json.dumps(record))
+    notes: list[str] = []
+    resumed = train(TrainConfig(**settings, resume=True), on_notice=notes.append)
+    assert resumed.run["resumes"][0]["step"] == 512
+    assert resumed.run["steps"] == resumed.run["budget_steps"] == 1024
+    assert resumed.run["budget_rounding"] == "up" and resumed.run["budget_note"] == notes[0]
+    assert "training 1,024 steps, rounded up as runs recorded before" in notes[0]

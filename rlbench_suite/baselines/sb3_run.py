@@ -333,6 +333,8 @@ class Run:
                 + "; ".join(diffs)
             )
         self.record["versions_now"] = fresh["versions"]
+        for key in ("budget_steps", "budget_rounding", "budget_note"):  # older records lack them
+            self.record[key] = fresh[key]
         if checkpoint is None:  # interrupted before its first checkpoint: start again
             (self.dir / curves.CURVE_FILE).unlink(missing_ok=True)
             self.record.update(resumes=[*self.record["resumes"], {"at": _now(), "step": 0}])
