@@ -156,6 +156,16 @@ def default_policy(card: EnvCard) -> str:
     return expert.policy if expert is not None else "random"
 
 
+def team_policy(card: EnvCard, options: PreviewOptions) -> str | None:
+    """The policy a cooperative card's other agents play in its preview: the card's expert,
+    as the agent does, where the card names no partners (``gym.make`` gives them random
+    actions: QuadSwarm's three other drones crashed and the formation never showed); None
+    for every other card, and where a policy is asked for."""
+    spec = default_policy(card)
+    cooperative = card.is_multiagent and "cooperative" in card.tags and card.opponents is None
+    return spec if cooperative and options.policy is None and spec != "random" else None
+
+
 def check_preview_path(path: str | Path, card: EnvCard | None = None) -> str:
     """The suffix of ``path`` in lower case; ValueError unless it is one of :data:`ACCEPTED`
     and, given ``card``, one it can give (no ``rgb_array`` frames: no image), naming what it
@@ -189,16 +199,20 @@ def write_preview(
 
 def _make(card: EnvCard, options: PreviewOptions, **kwargs: Any) -> tuple[gym.Env, Any, Preview]:
     """The env, the policy, and the preview's record so far (its policy, spaces, notes)."""
-    env = gym.make(card.id, **kwargs)
+    team = team_policy(card, options)
     spec, notes = options.policy or default_policy(card), []
     try:
+        env = gym.make(card.id, **kwargs, **({"opponents": team} if team else {}))
         policy = reference_policy(env, spec)
     except (ImportError, FileNotFoundError) as exc:
         if options.policy is not None:
-            env.close()
             raise ValueError(f"cannot build policy {spec!r} for {card.id}: {exc}") from None
         notes.append(f"the expert {spec!r} cannot be built here ({exc}); random actions")
+        team, env = None, gym.make(card.id, **kwargs)
         spec, policy = "random", reference_policy(env, "random")
+    if team:
+        notes.append(f"every agent plays {team} (a cooperative team; through gym.make the "
+                     f"other agents act at random)")  # fmt: skip
     record = Preview(card.id, Path(), "", spec, options.seed, 0, notes=notes,
                      observation_space=describe_space(env.observation_space),
                      action_space=describe_space(env.action_space))  # fmt: skip
@@ -463,14 +477,14 @@ MANIFEST = "manifest.json"
 
 def preview_key(card: EnvCard) -> dict[str, Any]:
     """What a folder's preview of ``card`` depends on: the registered spec, the policy asked
-    for (the card's expert or random), this module's version, and the camera where a model
-    camera is used."""
+    for (the card's expert or random), this module's version, the camera where a model camera
+    is used, and the team's policy where the other agents play one (:func:`team_policy`)."""
     from rlbench_suite.registry import spec_hash
 
     key = {"spec_hash": spec_hash(card), "policy_asked": default_policy(card),
            "version": PREVIEW_VERSION}  # fmt: skip
-    camera = tracking_camera(card)
-    return key | ({"camera": camera} if camera else {})
+    camera, team = tracking_camera(card), team_policy(card, PreviewOptions())
+    return key | ({"camera": camera} if camera else {}) | ({"team": team} if team else {})
 
 
 def load_manifest(folder: str | Path) -> dict[str, dict[str, Any]]:

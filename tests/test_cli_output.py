@@ -10,7 +10,8 @@ import sys
 import pytest
 
 import rlbench_suite
-from rlbench_suite.core.catalog import UnknownEnvError, select_cards
+from rlbench_suite.cli.common import interval
+from rlbench_suite.core.catalog import UnknownEnvError, get_card, select_cards
 from tests.conftest import run_cli
 
 
@@ -47,6 +48,19 @@ def test_a_terminal_that_holds_the_scores_keeps_the_trained_column_longest():
     assert "fast_ppo" in done.stdout and "52.3 [51.1, 53.4]" in done.stdout
     assert "(family, API, suites left out at this width" in done.stdout
     assert all(len(line) <= 120 for line in done.stdout.splitlines())
+    # one unit in the column: a raw value (no expert reference) is marked, and said under it
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│")]
+    raw = get_card("rlbench/ConnectFour-v3").trained[0]
+    assert raw.normalized is None
+    (row,) = [r for r in rows if "ConnectFour" in r]
+    assert f"{interval(raw.value.point, raw.value.low, raw.value.high, 3)}* maskable_ppo" in row
+    assert sum("* " in r for r in rows) == 1
+    assert ("trained: the best baseline's normalized score, IQM over seeds [95% CI]: 0 = random, "
+            "100 = the card's expert reference") in done.stdout.splitlines()  # fmt: skip
+    assert ("  (the experts of box2d, classic-control, minigrid and mujoco-v5 cards are the "
+            "suite's own best trained seeds)") in done.stdout.splitlines()  # fmt: skip
+    assert ("  * the raw win_rate [95% CI], not normalized: the card has no expert reference"
+            in done.stdout.splitlines())  # fmt: skip
 
 
 def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_numbers():
@@ -55,6 +69,7 @@ def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_number
     assert "…" not in done.stdout and "left out at this width" in done.stdout
     assert "-499.1 ±6.8" in done.stdout and "rlbench/MountainCarContinuous-v0" in done.stdout
     assert all(len(line) <= 80 for line in done.stdout.splitlines())
+    assert "trained: the best" not in done.stdout  # no legend for a column left out
 
 
 @pytest.mark.parametrize(

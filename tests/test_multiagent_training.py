@@ -88,7 +88,7 @@ def test_the_shared_policy_acts_for_every_agent_and_its_onnx_acts_alike(tmp_path
 def test_coopnav_trains_on_its_batched_backend(tmp_path):
     env_id = "rlbench/CoopNav-v0"
     path = _hyperparams(tmp_path, "shared_ppo", env_id, n_envs=2, n_steps=25, batch_size=50,
-                        n_epochs=1)  # fmt: skip
+                        n_epochs=1, n_timesteps=150)  # one rollout  # fmt: skip
     report = train(TrainConfig(env_id, "shared_ppo", out=tmp_path, hyperparams=path,
                                eval_episodes=1, final_episodes=2))  # fmt: skip
     assert report.run["vector_backend"] == "batched"

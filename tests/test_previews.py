@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rlbench_suite.core.catalog import get_card
+from rlbench_suite.core.seeds import policy_seed
 from rlbench_suite.previews import (
     MANIFEST,
     MAX_EPISODES,
@@ -20,8 +21,10 @@ from rlbench_suite.previews import (
     load_manifest,
     refresh_previews,
     stale_previews,
+    team_policy,
     write_preview,
 )
+from rlbench_suite.refscores import reference_policy
 from tests.conftest import run_cli
 
 Image = pytest.importorskip("PIL.Image")
@@ -219,11 +222,43 @@ def test_the_swarm_is_framed_close_and_crashed_drones_leave_the_picture(tmp_path
     large as QuadHover's one drone at its 0.7 m camera (about 32 pixels)."""
     committed = ROOT / "docs" / "previews" / load_manifest(ROOT / "docs" / "previews")[
         "rlbench/QuadSwarm-v0"]["file"]  # fmt: skip
-    for path in (committed, write_preview("rlbench/QuadSwarm-v0", tmp_path / "swarm.gif").path):
+    made = write_preview("rlbench/QuadSwarm-v0", tmp_path / "swarm.gif")
+    for path in (committed, made.path):
         frames = _frames(path)
         assert len({f.tobytes() for f in frames}) >= MIN_DISTINCT_FRAMES
         pixels = [_drone_pixels(f) for f in frames]
         assert min(pixels) >= 25 and pixels[0] >= 60, (path, pixels)  # 4 drones at take-off
+        # the formation stays in the picture: the other drones fly the expert too (with
+        # random actions they crashed by the third frame, leaving one drone, about 33 pixels)
+        assert np.median(pixels[len(pixels) // 2:]) >= 0.8 * pixels[0], (path, pixels)
+    assert committed.stat().st_size < 150 * 1024 and made.bytes < 150 * 1024
+
+
+def test_a_cooperative_teams_preview_flies_every_agent_with_the_expert():
+    card = get_card("rlbench/QuadSwarm-v0")
+    team = team_policy(card, PreviewOptions())
+    assert team == card.reference.expert.policy
+    assert team_policy(card, PreviewOptions(policy="random")) is None  # what is asked is played
+    assert team_policy(get_card("rlbench/CoopNav-v0"), PreviewOptions()) is None  # its partners
+    assert team_policy(get_card("rlbench/Duel-v0"), PreviewOptions()) is None  # an opponent
+    entry = load_manifest(ROOT / "docs" / "previews")[card.id]
+    assert entry["team"] == team and entry["notes"] == [
+        f"every agent plays {team} (a cooperative team; through gym.make the other agents act "
+        "at random)"]  # fmt: skip
+    alive = {}
+    for opponents in (team, None):  # None: gym.make's random partners
+        env = gymnasium.make(card.id, **({"opponents": opponents} if opponents else {}))
+        policy = reference_policy(env, team)
+        obs, info = env.reset(seed=0)
+        policy.reset(policy_seed(0))
+        for _ in range(360):  # the preview's play
+            obs, _, terminated, truncated, info = env.step(policy.act(obs, info))
+            if terminated or truncated:
+                break
+        alive[opponents] = list(env.unwrapped.env.agents)
+        env.close()
+    assert alive[team] == ["drone_0", "drone_1", "drone_2", "drone_3"]  # none crashed
+    assert alive[None] == ["drone_0"]
 
 
 def test_a_policy_stuck_on_one_seed_is_filmed_on_a_later_seed(tmp_path):

@@ -33,6 +33,7 @@ from rlbench_suite.baselines.train import (
     train,
 )
 from rlbench_suite.cli import app
+from rlbench_suite.cli.common import interval
 from rlbench_suite.evaluation import load_result
 from rlbench_suite.policies import OnnxPolicy
 from rlbench_suite.policies.specs import (
@@ -92,6 +93,7 @@ def test_an_interrupted_run_resumes_bit_identical(tmp_path, case):
                     checkpoint_every=every, eval_episodes=1, final_episodes=2,
                     hyperparams=hyperparams)  # fmt: skip
     whole = train(TrainConfig(**settings, out=tmp_path / "whole"))
+    assert whole.run["steps"] == budget  # off-policy too, whatever their train_freq
     with pytest.raises(KeyboardInterrupt):
         train(TrainConfig(**settings, out=tmp_path / "cut"), callbacks=[_Interrupt(stop)])
     run_dir = tmp_path / "cut" / whole.run_dir.relative_to(tmp_path / "whole")
@@ -285,7 +287,11 @@ def test_cli_train_writes_the_whole_run_folder(tmp_path):
     scored = load_result(run_dir / "result.json")
     assert scored.env_id == CARTPOLE and scored.training_budget_steps == 2048
     assert scored.policy["artifact_sha256"] and scored.seeds[0] == 1_000_000
-    assert "trained 2048 steps" in result.output
+    final = " ".join(result.output.split())
+    assert "trained 2,048 steps" in final
+    normalized, rate = scored.normalized_score, scored.aggregates["success_rate"]
+    assert f"normalized score {interval(normalized.point, normalized.low, normalized.high, 3)}, " \
+           f"success rate {interval(rate.point, rate.low, rate.high, 3)}" in final  # fmt: skip
     # the same command again: the run is finished, so no circle through --resume
     again = CliRunner().invoke(
         app, ["train", CARTPOLE, "--algo", "ppo", "--budget", "2048", "--out", str(tmp_path)]

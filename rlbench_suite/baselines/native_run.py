@@ -11,6 +11,7 @@ import gymnasium as gym
 
 from rlbench_suite.baselines import checkpoints
 from rlbench_suite.baselines.algorithms import check_action_space
+from rlbench_suite.baselines.budget import Granularity, rollouts
 from rlbench_suite.baselines.hyperparams import native_config
 from rlbench_suite.baselines.sb3_run import Run
 from rlbench_suite.baselines.training_envs import TrainError, make_vector_env
@@ -57,6 +58,9 @@ class NativeRun(Run):
         settings = {**self.params.algo_kwargs, "total_timesteps": self.budget}
         return native_config(fast_ppo.PPOConfig, self.params, settings, TrainError)
 
+    def granularity(self, model: Any) -> Granularity:
+        return rollouts(model.envs.num_envs, model.cfg.num_steps, "num_steps")
+
     def new_model(self) -> Any:
         from rlbench_suite.baselines import fast_ppo
 
@@ -100,6 +104,8 @@ class NativeRun(Run):
 
         if callbacks:
             raise TrainError(f"--algo {self.algo.name} takes no SB3 callbacks")
+        assert self.plan is not None
+        model.cfg.total_timesteps = self.plan.steps  # whole rollouts (budget.py)
         self.at_boundary(model)
         fast_ppo.train(
             model.envs,

@@ -27,6 +27,7 @@ from typing import Any
 
 from rlbench_suite.baselines import checkpoints
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space
+from rlbench_suite.baselines.budget import Granularity
 from rlbench_suite.baselines.hyperparams import native_config
 from rlbench_suite.baselines.sb3_run import Run
 from rlbench_suite.baselines.training_envs import TrainError
@@ -108,6 +109,9 @@ class OfflineRun(Run):
 
     def vector_backend(self) -> str:
         return "offline"
+
+    def granularity(self, model: Any) -> Granularity:
+        return Granularity(1, 1, "gradient steps", "one update")
 
     def new_record(self) -> dict[str, Any]:
         dataset = dataset_of(self.card)

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from rlbench_suite.baselines.budget import LEGACY
 from rlbench_suite.baselines.train import (
     RUN_FILE,
     TrainConfig,
@@ -107,6 +108,7 @@ def reproduce_run(
             checkpoint_every=int(record["checkpoint_every"]),
             final_episodes=original.protocol.episodes,
             workers=workers,
+            budget_rounding=record.get("budget_rounding", LEGACY),
         )
         report = train(config, on_progress=on_progress)
         again = load_result(report.run_dir / RESULT_FILE)

@@ -20,6 +20,16 @@ import gymnasium as gym
 from rlbench_suite import EnvCard
 from rlbench_suite.baselines import checkpoints, curves
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
+from rlbench_suite.baselines.budget import (
+    LEGACY,
+    BudgetError,
+    BudgetPlan,
+    Granularity,
+    Rounding,
+    plan_budget,
+    rollouts,
+    vector_steps,
+)
 from rlbench_suite.baselines.checkpoints import write_json
 from rlbench_suite.baselines.hyperparams import load_hyperparams, sb3_kwargs, sb3_policy
 from rlbench_suite.baselines.training_envs import (
@@ -43,7 +53,8 @@ class TrainConfig:
     algo: str
     seed: int = 0
     budget: int | None = None
-    """Environment steps; default: the entry's ``n_timesteps``."""
+    """Environment steps, at most (``budget.py``: whole rollouts, rounded down); default: the
+    entry's ``n_timesteps``."""
     hyperparams: Path | None = None
     """A YAML file of the same shape as ``baselines/hyperparams/<algo>.yaml``."""
     out: Path | None = None
@@ -51,7 +62,8 @@ class TrainConfig:
     resume: bool = False
     device: str = "cpu"
     eval_every: int | None = None
-    """Steps between learning-curve points; default a twentieth of the budget."""
+    """Steps between learning-curve points (rounded up to whole rollouts); default a
+    twentieth of the budget."""
     eval_episodes: int = 5
     checkpoint_every: int | None = None
     """Steps between checkpoints; default ``eval_every``."""
@@ -61,6 +73,9 @@ class TrainConfig:
     """Processes for the final harness evaluation."""
     threads: int = 1
     """torch threads (one is as fast as two for small MLPs)."""
+    budget_rounding: Rounding = "down"
+    """``up`` trains past the budget to whole rollouts, as runs recorded before
+    ``budget_steps`` did (``rlbench reproduce`` of such a run)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,8 +113,8 @@ def _now() -> str:
 def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """What differs between the recorded run and this one (for refusing a resume)."""
     diffs = []
-    for key in ("env_id", "algo", "seed", "budget", "eval_every", "eval_episodes"):
-        if recorded.get(key) != now[key]:
+    for key in ("env_id", "algo", "seed", "budget", "budget_steps", "eval_every", "eval_episodes"):
+        if recorded.get(key, now[key]) != now[key]:  # (older records lack budget_steps)
             diffs.append(f"{key}: recorded {recorded.get(key)!r}, now {now[key]!r}")
     old, new = recorded.get("hyperparams", {}), now["hyperparams"]
     for key in sorted(set(old) | set(new)):
@@ -155,7 +170,7 @@ def _run_callback(run: Run) -> Any:
             if self.n_calls % 64 == 0 and time.perf_counter() - self.last_report > 1.0:
                 self.last_report = time.perf_counter()
                 run.report(self.model.num_timesteps)
-            return True
+            return run.stop_at is None or self.model.num_timesteps < run.stop_at
 
     return RunCallback()
 
@@ -164,9 +179,11 @@ class Run:
     """The state of one SB3 run while it trains (see :func:`~.train.train`); subclassed by
     :class:`~.native_run.NativeRun` for the suite's own algorithms."""
 
-    def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None):
+    def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None,
+                 on_notice: Callable[[str], None] | None = None) -> None:  # fmt: skip
         self.config = config
         self.on_progress = on_progress
+        self.on_notice = on_notice
         self.algo = get_algorithm(config.algo)
         self.card = card_for(config.env_id, self.algo)
         self.algo = self.algorithm_for(self.algo)
@@ -178,6 +195,9 @@ class Run:
         self.dir = run_dir_for(config.out, self.card, self.algo, config.seed)
         self.eval_every = max(1, config.eval_every or self.budget // 20)
         self.checkpoint_every = max(1, config.checkpoint_every or self.eval_every)
+        self.plan: BudgetPlan | None = None
+        self.stop_at: int | None = None
+        """Where an off-policy run stops mid-collection (its budget exactly)."""
         self.next_eval = 0
         self.next_checkpoint = self.checkpoint_every
         self.wall_before = 0.0
@@ -207,6 +227,9 @@ class Run:
             "seed": self.config.seed,
             "train_seeds": self.train_seeds,
             "budget": self.budget,
+            "budget_steps": self.plan.steps if self.plan else self.budget,
+            "budget_rounding": self.plan.rounding if self.plan else "down",
+            "budget_note": self.plan.notice() if self.plan else None,
             "hyperparams": self.params.as_dict(),
             "hyperparams_file": str(self.params.path) if self.params.path else None,
             "hyperparams_sha256": self.params.sha256,
@@ -248,10 +271,33 @@ class Run:
 
     # -- starting and resuming --------------------------------------------------------------
 
+    def granularity(self, model: Any) -> Granularity:
+        """The steps ``model`` trains in (``budget.py``): SB3's on-policy rollouts of
+        ``n_envs x n_steps``, or an off-policy algorithm's vector steps, its boundaries every
+        ``train_freq`` of them (None where it collects whole episodes)."""
+        if self.algo.on_policy:
+            return rollouts(int(model.n_envs), int(model.n_steps))
+        freq = model.train_freq
+        steps = getattr(freq.unit, "value", freq.unit) == "step"
+        return vector_steps(int(model.n_envs), freq.frequency * model.n_envs if steps else None)
+
+    def set_plan(self, model: Any, rounding: Rounding) -> None:
+        """The steps this run trains and its real curve and checkpoint spacing; the notice
+        of a budget that is not a whole number of rollouts goes to ``on_notice``."""
+        try:
+            self.plan = plan_budget(self.budget, self.granularity(model), rounding)
+        except BudgetError as exc:
+            model.get_env().close()
+            raise TrainError(f"{self.card.id} {self.algo.name}: {exc}") from None
+        self.eval_every = self.plan.spacing(self.eval_every)
+        self.checkpoint_every = self.plan.spacing(self.checkpoint_every)
+        self.next_checkpoint = self.checkpoint_every
+        if not self.algo.on_policy and rounding == "down":
+            self.stop_at = self.plan.steps
+
     def start(self) -> Any:
         """The model to train: new, or restored from the newest checkpoint (``resume``)."""
         record_file = self.dir / RUN_FILE
-        fresh = self.new_record()
         if not self.config.resume:
             if record_file.exists():
                 finished = json.loads(record_file.read_text(encoding="utf-8")).get("status")
@@ -266,27 +312,37 @@ class Run:
                     "it, or choose another --out or --seed"
                 )
             model = self.new_model()  # refused hyperparameters leave no folder behind
+            self.set_plan(model, self.config.budget_rounding)
             self.dir.mkdir(parents=True, exist_ok=True)
-            self.record = fresh
+            self.record = self.new_record()
             return model
         if not record_file.is_file():
             raise TrainError(f"nothing to resume: no {RUN_FILE} in {self.dir}")
         self.record = json.loads(record_file.read_text(encoding="utf-8"))
+        if self.record.get("status") == "finished":
+            raise TrainError(f"the run in {self.dir} has finished already; nothing to resume")
+        checkpoint = checkpoints.latest_checkpoint(self.dir)
+        if checkpoint is None:
+            model, state = self.new_model(), None
+        else:
+            model, state = self.restore(checkpoint)
+        self.set_plan(model, self.record.get("budget_rounding", LEGACY))
+        fresh = self.new_record()
         diffs = _differences(self.record, fresh)
         if diffs:
+            model.get_env().close()
             raise TrainError(
                 f"--resume refused: the run in {self.dir} was made with other settings: "
                 + "; ".join(diffs)
             )
-        if self.record.get("status") == "finished":
-            raise TrainError(f"the run in {self.dir} has finished already; nothing to resume")
         self.record["versions_now"] = fresh["versions"]
-        checkpoint = checkpoints.latest_checkpoint(self.dir)
+        for key in ("budget_steps", "budget_rounding", "budget_note"):  # older records lack them
+            self.record[key] = fresh[key]
         if checkpoint is None:  # interrupted before its first checkpoint: start again
             (self.dir / curves.CURVE_FILE).unlink(missing_ok=True)
             self.record.update(resumes=[*self.record["resumes"], {"at": _now(), "step": 0}])
-            return self.new_model()
-        model, state = self.restore(checkpoint)
+            return model
+        assert state is not None
         self.next_eval, self.next_checkpoint = state["next_eval"], state["next_checkpoint"]
         self.wall_before = float(state["wall_time_s"])
         curves.truncate_curve(self.dir / curves.CURVE_FILE, state["step"])
@@ -358,7 +414,7 @@ class Run:
         self.on_progress(
             TrainProgress(
                 step,
-                self.budget,
+                self.plan.steps if self.plan else self.budget,
                 done / elapsed if elapsed > 0 else 0.0,
                 self.wall(),
                 self.last_eval,
@@ -372,6 +428,9 @@ class Run:
 
         torch.set_num_threads(self.config.threads)
         model = self.start()
+        notice = self.plan.notice() if self.plan else None
+        if notice and self.on_notice is not None:
+            self.on_notice(notice)
         self.start_step = int(model.num_timesteps)
         self.segment_start = time.perf_counter()
         self.evaluator = curves.CurveEvaluator(
@@ -409,8 +468,10 @@ class Run:
 
     def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
         """Train ``model`` to the budget, calling :meth:`at_boundary` between rollouts."""
+        assert self.plan is not None
+        total = self.budget if self.plan.rounding == LEGACY else self.plan.steps
         model.learn(
-            total_timesteps=self.budget - self.start_step,
+            total_timesteps=total - self.start_step,
             reset_num_timesteps=self.start_step == 0,
             callback=[_run_callback(self), *callbacks],
         )

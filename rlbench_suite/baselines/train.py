@@ -6,7 +6,8 @@ dataset, ``offline_run``) on a card's environment with the hyperparameters of
 boundaries, writes a learning curve, and ends with the policy as ONNX, scored by the
 evaluation harness. Its folder (``<out>/<env-name>/<algo>/seed-<S>/``)::
 
-    run.json                  hyperparameters, seed, budget, versions, wall time, status
+    run.json                  hyperparameters, seed, budget (asked; budget_steps: trained,
+                              whole rollouts, budget.py), versions, wall time, status
     curve.csv                 the learning curve (curves.COLUMNS)
     checkpoints/step-<N>/     the newest checkpoints (checkpoints.py)
     model.zip                 the final model, SB3's own format
@@ -66,18 +67,21 @@ def train(
     *,
     on_progress: Callable[[TrainProgress], None] | None = None,
     callbacks: Sequence[Any] = (),
+    on_notice: Callable[[str], None] | None = None,
 ) -> TrainReport:
     """Train, checkpoint, export and score one run (module docstring); return its report.
 
-    ``callbacks`` are extra SB3 callbacks. Raises :class:`TrainError` (and its
-    :class:`SeedOverlapError`), ``UnknownEnvError``, ``UnknownAlgorithmError`` or
-    ``HyperparamsError`` before training when the run cannot be made; an interrupted run
-    (``KeyboardInterrupt``) leaves ``status: interrupted`` and its checkpoints behind.
+    ``callbacks`` are extra SB3 callbacks; ``on_notice`` gets the one line saying how many
+    steps are trained where the budget is not a whole number of rollouts (``budget.py``).
+    Raises :class:`TrainError` (and its :class:`SeedOverlapError`), ``UnknownEnvError``,
+    ``UnknownAlgorithmError`` or ``HyperparamsError`` before training when the run cannot be
+    made; an interrupted run (``KeyboardInterrupt``) leaves ``status: interrupted`` and its
+    checkpoints behind.
     """
     algo = get_algorithm(config.algo)
     if algo.offline:
         from rlbench_suite.baselines.offline_run import OfflineRun
 
-        return OfflineRun(config, on_progress).run(callbacks)
+        return OfflineRun(config, on_progress, on_notice).run(callbacks)
     run = NativeRun if algo.native else Run
-    return run(config, on_progress).run(callbacks)
+    return run(config, on_progress, on_notice).run(callbacks)

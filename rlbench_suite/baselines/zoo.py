@@ -150,7 +150,7 @@ def summarize(card: EnvCard, entry: ZooEntry, runs: list[SeedRun]) -> TrainedBas
     return TrainedBaseline(
         name=f"baseline:{baseline_name(policy_card(entry), entry.algo)}",
         algo=entry.algo,
-        budget_steps=entry.budget,
+        budget_steps=max(int(r.run.get("steps", entry.budget)) for r in runs),  # as trained
         seeds=[r.seed for r in runs],
         value=_iqm(means),
         normalized=normalized,

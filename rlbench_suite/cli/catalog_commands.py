@@ -57,12 +57,15 @@ def list_envs(
     selected = select_cards(family, suite, tag)
     groups = [[c] for c in selected] if expand else generated_families(selected)
     rows = [_row(group) for group in groups]
-    print_table(
+    shown = print_table(
         f"rlbench-suite catalog ({len(selected)} environment{'' if len(selected) == 1 else 's'})",
         ["id", "family", "API", "metric", "random", "expert", "trained", "suites"],
         rows,
         optional=("trained", "metric", "family", "API", "suites"),  # the last dropped first
     )
+    if "trained" in shown:
+        for line in trained_legend([g[0] for g in groups if len(g) == 1]):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     summarized = sum(len(g) for g in groups if len(g) > 1)
     if summarized:
         console.print(f"({summarized} generated ids are summarized in one row per family; "
@@ -71,14 +74,40 @@ def list_envs(
         raise typer.Exit(1)
 
 
+RAW_MARK = "*"
+"""After a trained score that is the raw metric (the card has no expert reference)."""
+
+
 def trained_text(card: EnvCard) -> str:
     """The best trained baseline: its normalized IQM over seeds with the interval (or the
-    metric's, without a normalized score) and its algorithm; '-' without one."""
+    metric's, marked :data:`RAW_MARK`, without a normalized score) and its algorithm; '-'
+    without one."""
     if not card.trained:
         return "-"
     best = card.trained[0]
     shown = best.normalized or best.value
-    return f"{interval(shown.point, shown.low, shown.high, 3)} {best.algo}"
+    mark = "" if best.normalized else RAW_MARK
+    return f"{interval(shown.point, shown.low, shown.high, 3)}{mark} {best.algo}"
+
+
+def trained_legend(listed: list[EnvCard]) -> list[str]:
+    """What the trained column's numbers are, under the table: the scale, whose expert is the
+    suite's own trained seed, and the raw metrics marked :data:`RAW_MARK` (of ``listed``)."""
+    trained = [c for c in listed if c.trained]
+    if not trained:
+        return []
+    lines = ["trained: the best baseline's normalized score, IQM over seeds [95% CI]: "
+             "0 = random, 100 = the card's expert reference"]  # fmt: skip
+    own = sorted({c.suites[0] if c.suites else c.family for c in trained
+                  if c.reference.expert and c.reference.expert.policy.startswith("baseline:")})
+    if own:
+        names = ", ".join(own[:-1]) + (" and " if len(own) > 1 else "") + own[-1]
+        lines.append(f"  (the experts of {names} cards are the suite's own best trained seeds)")
+    raw = sorted({c.primary_metric for c in trained if not c.trained[0].normalized})
+    if raw:
+        lines.append(f"  {RAW_MARK} the raw {' or '.join(raw)} [95% CI], not normalized: the card "
+                     "has no expert reference")  # fmt: skip
+    return lines
 
 
 def _row(group: list[EnvCard]) -> tuple[str, ...]:

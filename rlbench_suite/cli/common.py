@@ -73,8 +73,8 @@ def number(value: float | None, digits: int = 4) -> str:
 
 def print_table(
     title: str, columns: list[str], rows: list[tuple[str, ...]], optional: tuple[str, ...] = ()
-) -> None:
-    """Print a table whose cells are never cut or wrapped.
+) -> list[str]:
+    """Print a table whose cells are never cut or wrapped; return the columns shown.
 
     Where the console is too narrow, the ``optional`` columns are left out (last named
     first) and a note names them; piped output is never narrow (:func:`make_console`).
@@ -96,6 +96,7 @@ def print_table(
     if hidden:
         console.print(f"({', '.join(hidden)} left out at this width; widen the terminal or pipe "
                       "the output to see them)")  # fmt: skip
+    return shown
 
 
 def interval(point: float, low: float, high: float, digits: int = 4) -> str:

@@ -17,7 +17,7 @@ from rich.progress import (
 )
 
 from rlbench_suite.baselines.algorithms import ALGORITHMS
-from rlbench_suite.cli.common import app, console, errors
+from rlbench_suite.cli.common import app, console, errors, interval, number
 
 
 class _Display:
@@ -145,7 +145,7 @@ def train_command(
     )
     try:
         with _Display(f"{env_id} {algo} seed {seed}") as display:
-            report = train(config, on_progress=display)
+            report = train(config, on_progress=display, on_notice=_notice)
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError) as e:
         # one line, unwrapped, so it can be grepped and read in logs
         errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
@@ -156,14 +156,34 @@ def train_command(
             "command and --resume"
         )
         raise typer.Exit(130) from None
-    run = report.run
-    score = run.get("final_score", {})
-    mean = score.get("aggregates", {}).get("return_mean")
-    console.print(
-        f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s; final evaluation "
-        f"({score.get('episodes')} episodes): mean return {mean:.4g}"
-        if mean is not None
-        else f"trained {run['steps']} steps in {run['wall_time_s']:.1f} s",
-        soft_wrap=True,
-    )
+    console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True,
+                  markup=False)  # fmt: skip
     console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)
+
+
+def _notice(line: str) -> None:
+    """A budget that is not a whole number of rollouts, said before training (budget.py)."""
+    console.print(f"note: {line}", soft_wrap=True, markup=False, highlight=False)
+
+
+def final_line(run: dict, result_file: Path) -> str:
+    """``trained N steps in T s; final evaluation (E episodes): mean return R, normalized
+    score S [low, high], success rate P [low, high]``: the normalized score and success rate
+    as the harness's Result has them (core.summary), the success rate where the card has a
+    success rule."""
+    from rlbench_suite.core.offline_cards import resolve_card
+    from rlbench_suite.core.result import load_result
+
+    head = f"trained {run['steps']:,} steps in {run['wall_time_s']:.1f} s"
+    if not result_file.is_file():
+        return head
+    result = load_result(result_file)
+    parts = [f"mean return {number(result.aggregates['return_mean'].point)}"]
+    score = result.normalized_score
+    parts.append("normalized score " + (interval(score.point, score.low, score.high, 3)
+                                        if score is not None else "- (the card has no expert "
+                                        "reference)"))  # fmt: skip
+    rate = result.aggregates.get("success_rate")
+    if rate is not None and resolve_card(result.env_id).success is not None:
+        parts.append(f"success rate {interval(rate.point, rate.low, rate.high, 3)}")
+    return f"{head}; final evaluation ({len(result.returns)} episodes): {', '.join(parts)}"

@@ -33,8 +33,9 @@ from rlbench_suite.core.summary import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 BUDGET_CLASSES: dict[str, int | None] = {"100k": 100_000, "1M": 1_000_000, "unlimited": None}
 """Training-budget classes, smallest first: a class holds budgets up to its steps."""
 BUDGET_SLACK = 1.05
-"""A budget counts in a class up to 5% over its nominal steps (PPO trains in whole rollouts,
-so a 100k-step run records e.g. 100,352 steps)."""
+"""A budget counts in a class up to 5% over its nominal steps (SB3's PPO trains whole rollouts
+past its budget, so a 100k-step run records e.g. 100,352 steps; ``rlbench train`` rounds down,
+baselines/budget.py)."""
 
 
 @dataclass(frozen=True)
