@@ -90,7 +90,7 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
     assert f'<a href="/results/{row.id}">re-run #{row.id}</a>): verified' in page
     assert f"<dt>server's re-run score</dt><dd>{row.score:.1f}</dd>" in page
     assert "<dt>difference</dt><dd>0.0 (normalized score (0 random, 100 expert))</dd>" in page
-    assert "<dt>tolerance</dt><dd>exact: the protocol fixes every episode" in page
+    assert "<dt>tolerance</dt><dd>exact: the protocol fixes the seed of every episode" in page
     assert f"<dt>re-run command</dt><dd><code>{' '.join(command)}</code></dd>" in page
     assert f"<dt>verified</dt><dd>{row.created_at:%Y-%m-%d %H:%M}" in page
     differences = client.get(job["url"]).json()["disagreements"][str(altered)]

@@ -26,8 +26,8 @@ from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 MAX_SHOWN = 5
 """The most differences kept per result."""
 TOLERANCE = (
-    "exact: the protocol fixes every episode's seed, so each episode's return, length and "
-    "success must equal the re-run's (as rlbench reproduce compares runs)"
+    "exact: the protocol fixes the seed of every episode, so the return, length and success "
+    "of each must equal those of the re-run (as rlbench reproduce compares runs)"
 )
 """How closely a self-reported result must agree with the server's re-run to be verified."""
 
