@@ -294,6 +294,40 @@ def test_a_worker_that_lost_its_job_stores_nothing(app_client, caplog):
         assert row.result_id == rows[0].id
 
 
+def test_a_worker_whose_job_is_taken_over_stops_its_evaluation_early(app_client, caplog):
+    """A looping policy under a 300 s CPU limit: once another worker takes the job (its
+    heartbeat was stale), the first worker's next beat finds it gone and kills the child at
+    once, instead of running it to the limit before noticing; it stores nothing."""
+    import threading
+
+    from sqlalchemy import update
+
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(loop=True), method="spinner")["job"]
+    assert claim_next(factory, "first") == job
+    limits = WorkerLimits(cpu_s=300, wall_s=300)
+    finished: list[str] = []
+    runner = threading.Thread(
+        target=lambda: finished.append(run_job(factory, job, limits, "first", heartbeat_s=0.2))
+    )
+    with caplog.at_level("WARNING", logger="rlbench_suite.leaderboard.worker"):
+        runner.start()
+        runner.join(1.0)  # the child is evaluating, the worker beating
+        assert runner.is_alive()
+        with factory.begin() as session:  # requeued and claimed by another worker
+            session.execute(update(VerificationJob).where(VerificationJob.id == job)
+                            .values(claimed_by="second"))  # fmt: skip
+        runner.join(120)  # far less than the 300 s the child would loop for
+    assert not runner.is_alive() and finished == [LOST]
+    assert f"verification job {job} was taken from worker first" in caplog.text
+    assert "its evaluation was stopped early, nothing stored" in caplog.text
+    with factory() as session:
+        row = session.get(VerificationJob, job)
+        assert (row.state, row.claimed_by, row.result_id, row.error) == (
+            "running", "second", None, None)  # fmt: skip
+        assert session.scalar(select(Result).where(Result.method.has(name="spinner"))) is None
+
+
 def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):
     """The zoo's TextMaze policy acts through AdmissibleActions and HashedBagOfWords (its
     sidecar's ``wrappers``): submitted with them, the worker plays it through the same stack
