@@ -233,6 +233,9 @@ def test_the_same_policy_again_answers_its_job_and_is_verified_once(site):
         verified = session.scalars(select(Result).where(Result.verification == "verified")).all()
     assert [r.id for r in verified] == [done["result"]]
     assert count(factory, VerificationJob) == 1 and run_pending(factory) == []
+    # a policy verified with no self-reported result is one listed, verified row: its re-run
+    listed = client.get("/api/results").json()
+    assert [(r["id"], r["verification"]) for r in listed] == [(done["result"], "verified")]
 
 
 def test_the_same_new_policy_submitted_by_many_threads_at_once_gets_one_job(cartpole):
