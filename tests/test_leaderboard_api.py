@@ -285,6 +285,28 @@ def test_bad_policy_submissions_are_refused(app_client, model, metadata, message
     assert count(factory, VerificationJob) == 0 and count(factory, PolicyArtifact) == 0
 
 
+def test_a_result_body_of_another_media_type_is_refused_naming_the_accepted_one(app_client):
+    """415 names application/json; JSON declared with a charset, or declared as nothing (what
+    ``curl --data-binary`` and older clients send), is read."""
+    client, factory, alice, _ = app_client
+    body = ZOO_RESULTS[0].read_bytes()
+    for declared in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data"):
+        headers = {**bearer(alice), "Content-Type": declared}
+        done = client.post("/api/results", content=body, headers=headers)
+        assert done.status_code == 415, done.text
+        assert done.json()["detail"] == (
+            f"unsupported media type: Content-Type '{declared}'; send application/json: a "
+            "Result JSON (rlbench eval's output)"
+        )
+    with factory() as session:
+        before = session.scalar(select(func.count()).select_from(Result))
+    headers = {**bearer(alice), "Content-Type": "application/json; charset=utf-8"}
+    assert client.post("/api/results", content=body, headers=headers).status_code == 200
+    assert client.post("/api/results", content=body, headers=bearer(alice)).status_code == 200
+    with factory() as session:
+        assert session.scalar(select(func.count()).select_from(Result)) == before
+
+
 def test_policy_bodies_over_the_limit_and_wrong_forms_are_refused(app_client):
     client, _, alice, _ = app_client
     done = client.post(

@@ -52,10 +52,12 @@ def test_every_status_a_submitting_route_sends_is_documented(app_client, random_
         post(result).status_code,  # 200: already stored
         post(b"{not json").status_code,  # 400
         post(b"[" + b" " * 300_000 + b"]").status_code,  # 413 (the test limit is 256 KiB)
+        post(result, {**who, "Content-Type": "text/plain"}).status_code,  # 415
         post(json.dumps({"env_id": "rlbench/CartPole-v1"}).encode()).status_code,  # 422
         until_rate_limited(lambda: post(result)),  # 429
     }
-    assert seen == documented(spec, "post", "/api/results") == {200, 201, 400, 401, 413, 422, 429}
+    assert seen == documented(spec, "post", "/api/results") == {
+        200, 201, 400, 401, 413, 415, 422, 429}  # fmt: skip
 
     # POST /api/submissions
     who = token(factory, "policies")
@@ -95,11 +97,12 @@ def test_every_status_a_submitting_route_sends_is_documented(app_client, random_
         edit(name="zoo-ppo").status_code,  # 403: imported, the operator's
         edit(name="nope").status_code,  # 404
         edit(body=b" " * 70_000).status_code,  # 413
+        edit(headers={**who, "Content-Type": "application/x-www-form-urlencoded"}).status_code,
         edit(body=b'{"name": "x"}').status_code,  # 422
         until_rate_limited(edit),  # 429
     }
     assert seen == documented(spec, "patch", "/api/methods/{name}") == {
-        200, 400, 401, 403, 404, 413, 422, 429}  # fmt: skip
+        200, 400, 401, 403, 404, 413, 415, 422, 429}  # fmt: skip
     # every error is described with its JSON body, the success bodies too
     for path, item in spec["paths"].items():
         for method, op in item.items():

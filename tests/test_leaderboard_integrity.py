@@ -6,6 +6,7 @@ self-reported result posted after its artifact was verified is compared at once.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -66,7 +67,12 @@ def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
     key on its first row only; a verified re-run gets none) and its downgrade drops it."""
     from sqlalchemy import MetaData, Table, insert
 
-    from rlbench_suite.leaderboard.migrate import current_revision, migrate_to, upgrade
+    from rlbench_suite.leaderboard.migrate import (
+        current_revision,
+        head_revision,
+        migrate_to,
+        upgrade,
+    )
     from rlbench_suite.leaderboard.store import run_sha256
     from tests.leaderboard_support import ZOO_RESULTS
 
@@ -95,7 +101,7 @@ def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
             row = {**source, **changes, "document_sha256": "f" * 63 + str(len(changes))}
             row.pop("id")
             connection.execute(insert(results).values(**row))
-    assert upgrade(engine) == current_revision(engine) == "0003"
+    assert upgrade(engine) == current_revision(engine) == head_revision()  # through 0003
     with cartpole() as session:
         rows = session.scalars(select(Result).order_by(Result.id)).all()
         keys = [r.run_sha256 for r in rows]
@@ -107,6 +113,56 @@ def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
         jobs = Table("verification_jobs", MetaData(), autoload_with=connection)
         assert not {"claimed_by", "heartbeat_at"} & set(jobs.c.keys())
     upgrade(engine)
+
+
+def test_migration_0004_links_the_reruns_that_verified_a_row_and_goes_back(cartpole):
+    """0004 links a re-run (a job's result) to the self-reported row of its artifact that it
+    verified; a re-run that verified none stays listed; the downgrade drops the column, also
+    with jobs pointing at results (copying ``results``, SQLite's way, would be refused)."""
+    from sqlalchemy import MetaData, Table, insert, update
+
+    from rlbench_suite.leaderboard.migrate import current_revision, migrate_to, upgrade
+    from rlbench_suite.leaderboard.models import utcnow
+    from tests.leaderboard_support import ZOO_RESULTS
+
+    zoo = [p for p in ZOO_RESULTS if "CartPole-v1/ppo/seed-" in str(p)][:2]
+    with cartpole.begin() as session:
+        ids = [accept_result(session, json.loads(p.read_text())).result.id for p in zoo]
+    engine = cartpole.kw["bind"]
+    assert migrate_to(engine, "0003", downgrade=True) == "0003"
+    reruns = []
+    with engine.begin() as connection:  # before 0004: each zoo row re-run, the first agreeing
+        tables = MetaData()
+        results, submissions, jobs = (
+            Table(name, tables, autoload_with=connection)
+            for name in ("results", "submissions", "verification_jobs")
+        )
+        assert "verifies_result_id" not in results.c
+        for result_id in ids:
+            row = connection.execute(select(results).where(results.c.id == result_id)).one()
+            row = row._asdict()
+            policy = connection.execute(insert(submissions).values(
+                kind="policy", method_id=row["method_id"], env_id=row["env_id"], metadata={},
+                artifact_sha256=None, created_at=utcnow())).inserted_primary_key[0]  # fmt: skip
+            copy = {**row, "submission_id": policy, "verification": "verified",
+                    "run_sha256": None, "document_sha256": "e" * 63 + str(result_id)}  # fmt: skip
+            copy.pop("id")
+            reruns.append(connection.execute(insert(results).values(**copy)).inserted_primary_key[0])
+            connection.execute(insert(jobs).values(
+                submission_id=policy, state="done", attempts=1, result_id=reruns[-1],
+                created_at=utcnow()))  # fmt: skip
+        connection.execute(
+            update(results).where(results.c.id == ids[0]).values(verification="verified")
+        )
+    assert upgrade(engine) == current_revision(engine) == "0004"
+    with cartpole() as session:
+        links = {r.id: r.verifies_result_id for r in session.scalars(select(Result))}
+    assert links == {ids[0]: None, ids[1]: None, reruns[0]: ids[0], reruns[1]: None}
+    assert migrate_to(engine, "0003", downgrade=True) == "0003"
+    with engine.connect() as connection:
+        assert "verifies_result_id" not in Table("results", MetaData(), autoload_with=connection).c
+        assert count(cartpole, VerificationJob) == 2
+    assert upgrade(engine) == "0004"
 
 
 def onnx_variant(i: int) -> bytes:
@@ -177,6 +233,9 @@ def test_the_same_policy_again_answers_its_job_and_is_verified_once(site):
         verified = session.scalars(select(Result).where(Result.verification == "verified")).all()
     assert [r.id for r in verified] == [done["result"]]
     assert count(factory, VerificationJob) == 1 and run_pending(factory) == []
+    # a policy verified with no self-reported result is one listed, verified row: its re-run
+    listed = client.get("/api/results").json()
+    assert [(r["id"], r["verification"]) for r in listed] == [(done["result"], "verified")]
 
 
 def test_the_same_new_policy_submitted_by_many_threads_at_once_gets_one_job(cartpole):
@@ -255,3 +314,95 @@ def test_a_transaction_postgresql_aborts_for_a_deadlock_runs_again(db_url, cartp
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(lambda pair: retried(lambda: work(*pair)), [ids, ids[::-1]]))
     assert done == ids and len(runs) == 3  # one of the two ran twice
+
+
+ZOO = "CartPole-v1/ppo/seed-0"
+
+
+def zoo_claim(altered: bool = False) -> dict:
+    """The zoo's self-reported CartPole result (its first return lowered when ``altered``)."""
+    from tests.leaderboard_support import REPO, with_returns
+
+    claimed = json.loads((REPO / "baselines/results" / ZOO / "result.json").read_text())
+    if altered:
+        with_returns(claimed, [claimed["returns"][0] - 1.0, *claimed["returns"][1:]])
+    return claimed
+
+
+def verify_zoo_policy(client, factory, headers) -> dict:
+    """Submit the zoo's CartPole ONNX and run the worker: the submission's answer."""
+    from tests.leaderboard_support import REPO
+
+    policy = (REPO / "baselines/policies" / ZOO / "policy.onnx").read_bytes()
+    job = post_policy(client, headers, policy, "zoo-ppo").json()
+    assert run_pending(factory) == [(job["job"], "done")]
+    return job
+
+
+@pytest.mark.parametrize("order", ["self-reported first", "re-run first"])
+def test_an_agreeing_verification_is_one_listed_row_with_its_evidence(site, order):
+    """The issue: a self-reported result whose artifact is re-run and agrees is marked
+    verified; users see that one row (lists, counts, rankings, method pages), its page shows
+    the re-run's score, the difference, the tolerance, the re-run's command and when; the
+    re-run is kept as the evidence, whichever of the two came first."""
+    client, factory, headers = site
+    if order == "self-reported first":
+        posted = client.post("/api/results", json=zoo_claim(), headers=headers)
+        job = verify_zoo_policy(client, factory, headers)
+    else:
+        job = verify_zoo_policy(client, factory, headers)
+        posted = client.post("/api/results", json=zoo_claim(), headers=headers)
+    assert posted.status_code == 201, posted.text
+    status = client.get(job["url"]).json()
+    mine, rerun = posted.json()["id"], status["job"]["result"]
+    assert status["job"]["verifies"] == mine and rerun != mine and status["disagreements"] == {}
+    assert client.get(f"/api/results/{mine}").json()["verification"] == "verified"
+    assert client.get(f"/api/results/{rerun}").json()["verifies_result_id"] == mine
+    listed = client.get("/api/results")
+    assert [r["id"] for r in listed.json()] == [mine] and listed.headers["X-Total-Count"] == "1"
+    home = client.get("/").text
+    assert "1 result (1 verified)" in home and f'href="/results/{mine}"' in home
+    assert f'href="/results/{rerun}"' not in home
+    method = client.get("/methods/zoo-ppo").text
+    assert f'href="/results/{mine}"' in method and f'href="/results/{rerun}"' not in method
+    indexed = client.get("/methods").text  # results, verified, environments
+    assert re.search(r'>zoo-ppo</a></td><td>[^<]*</td><td>1</td><td>1</td><td>1</td>', indexed)
+    ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()["rows"]
+    assert [(r["runs"], r["verified_runs"], r["result_ids"]) for r in ranking] == [(1, 1, [mine])]
+    with factory() as session:
+        again = session.get(Result, rerun)
+        command = " ".join(again.document["provenance"]["command"])
+        score, at = again.score, max(again.created_at, session.get(Result, mine).created_at)
+    page = client.get(f"/results/{mine}").text
+    assert "<strong>verified</strong>" in page
+    assert f'(<a href="/results/{rerun}">re-run #{rerun}</a>): verified' in page
+    assert f"<dt>server's re-run score</dt><dd>{score:.1f}</dd>" in page
+    assert f"<dt>self-reported score</dt><dd>{score:.1f}</dd>" in page
+    assert "<dt>difference</dt><dd>0.0 (normalized score (0 random, 100 expert))</dd>" in page
+    assert "<dt>tolerance</dt><dd>exact: the protocol fixes the seed of every episode" in page
+    assert f"<dt>re-run command</dt><dd><code>{command}</code></dd>" in page
+    artifact = zoo_claim()["policy"]["artifact_sha256"]
+    assert command == f"rlbench eval rlbench/CartPole-v1 --policy onnx:{artifact}.onnx --workers 1"
+    assert f"<dt>verified</dt><dd>{at:%Y-%m-%d %H:%M:%S} UTC</dd>" in page
+    evidence = client.get(f"/results/{rerun}").text
+    assert f'policy artifact of <a href="/results/{mine}">result #{mine}</a>' in evidence
+
+
+def test_a_disagreeing_verification_shows_both_rows_with_the_difference(site):
+    """A re-run that does not reproduce the self-reported result: both are listed, the
+    self-reported one stays self-reported with the differences, and the ranking counts the
+    policy once (its verified re-run)."""
+    client, factory, headers = site
+    posted = client.post("/api/results", json=zoo_claim(altered=True), headers=headers)
+    status = client.get(verify_zoo_policy(client, factory, headers)["url"]).json()
+    mine, rerun = posted.json()["id"], status["job"]["result"]
+    assert status["job"]["verifies"] is None
+    assert status["disagreements"][str(mine)][0].startswith("episode 0 (seed 1000000)")
+    listed = {r["id"]: r["verification"] for r in client.get("/api/results").json()}
+    assert listed == {mine: "self-reported", rerun: "verified"}
+    assert "2 results (1 verified)" in client.get("/").text
+    page = client.get(f"/results/{mine}").text
+    assert "did <strong>not</strong> reproduce this result" in page
+    assert f'<a href="/results/{rerun}">#{rerun}</a>' in page and "episode 0 (seed 1000000)" in page
+    ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()["rows"]
+    assert [(r["runs"], r["verified_runs"], r["result_ids"]) for r in ranking] == [(1, 1, [rerun])]

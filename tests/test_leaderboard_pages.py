@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
+from rlbench_suite.leaderboard.wording import fixed
 
 ROW = re.compile(
     r'<tr><td class="rank">([^<]+)</td>\s*<td><a href="/methods/[^"]+">([^<]+)</a>'
@@ -137,6 +138,46 @@ def test_a_result_page_shows_its_plot_and_provenance(site):
     assert first.headers["content-type"] == "image/svg+xml" and first.text.startswith("<svg")
     assert second.text == first.text and plots.episode_returns.cache_info().hits > before
     assert client.get("/results/999999").status_code == 404
+
+
+def test_a_result_page_shows_its_normalized_score_and_its_scale(site):
+    """The normalized score a Result carries, with its interval and the scale it is on: the
+    card's references, or an offline id's dataset references (its ``normalization``)."""
+    client, factory = site
+    with factory() as session:
+        rows = {r.env_id: (r.id, r.document) for r in session.scalars(select(Result))}
+    docs = list(rows.values())
+    cards = next(v for v in docs if v[1].get("normalized_score") and not v[1].get("normalization"))
+    offline = next(v for v in docs if v[1].get("normalization"))
+    bare = next(v for v in docs if not v[1].get("normalized_score"))
+    for result_id, doc in (cards, offline):
+        point, low, high = (fixed(doc["normalized_score"][k]) for k in ("point", "low", "high"))
+        page = client.get(f"/results/{result_id}").text
+        assert f"<p>Normalized score: <strong>{point}</strong> [{low}, {high}]" in page
+        if doc.get("normalization"):
+            scale, source = doc["normalization"]["scale"], doc["normalization"]["references_from"]
+            assert f"{scale}, references from {source})" in html.unescape(page)
+        else:
+            assert "0 = random, 100 = expert, on the card's reference scores" in page
+    assert "Normalized score:" not in client.get(f"/results/{bare[0]}").text
+
+
+def test_the_suites_index_lists_every_suite_and_docs_goes_to_the_api_docs(site):
+    client, factory = site
+    with factory() as session:
+        suites = {s.name: sum(e.active for e in s.envs) for s in session.scalars(select(Suite))}
+    page = client.get("/suites")
+    assert page.status_code == 200 and len(suites) >= 2
+    assert f"<p class=\"meta\">{len(suites)} suites;" in page.text
+    for name, envs in suites.items():
+        assert f'<tr><td><a href="/suites/{name}">{name}</a></td><td>{envs}</td></tr>' in page.text
+    assert '<a href="/suites">suites</a>' in client.get("/").text  # the navigation links it
+    moved = client.get("/suites/", follow_redirects=False)
+    assert moved.status_code == 307 and moved.headers["location"].endswith("/suites")
+    assert client.get("/suites/").text == page.text
+    docs = client.get("/docs", follow_redirects=False)
+    assert docs.status_code == 307 and docs.headers["location"].endswith("/api/docs")
+    assert client.get("/docs").text == client.get("/api/docs").text
 
 
 def test_a_suite_page_and_the_compare_page(site):

@@ -68,8 +68,10 @@ def test_serve_verifies_a_submitted_onnx_without_a_second_command(db_url, tmp_pa
             time.sleep(0.5)
         assert job["state"] == "done" and job["error"] is None, job
         rows = httpx.get(f"{base}/api/results", params={"env": "rlbench/CartPole-v1"}).json()
-        # the worker's verified row, and the submitted one it reproduced
-        assert [r["verification"] for r in rows] == ["verified", "verified"]
+        # one row: the submitted result, which the worker's re-run reproduced (its evidence)
+        submitted = int(done.stdout.split(f"{base}/results/")[1].split()[0])
+        assert [(r["id"], r["verification"]) for r in rows] == [(submitted, "verified")]
+        assert job["verifies"] == submitted and job["result"] != submitted
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 128 + signal.SIGTERM
     assert not alive(worker), "the worker outlived a stopped serve"

@@ -10,6 +10,7 @@ import json
 import pytest
 from sqlalchemy import select
 
+from rlbench_suite.leaderboard import views
 from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 from rlbench_suite.leaderboard.worker import (
     LOST,
@@ -68,39 +69,42 @@ def test_a_submitted_onnx_policy_is_verified_and_ranked(app_client):
                        f"onnx:{job['artifact_sha256']}.onnx", "--workers", "1"]  # fmt: skip
     shown = client.get(f"/results/{status['result']}").text
     assert f"<code>{' '.join(command)}</code>" in shown and "rlbench-verify-" not in shown
-    # the home page lists the verification once: the re-run, not also the zoo's row it verified
+    # the zoo's self-reported result of this policy is reproduced exactly: it is verified and
+    # the re-run is its evidence, not a second listed row; the altered one is not reproduced:
+    # it stays self-reported beside the re-run, with the difference
     with factory() as session:
-        same = session.scalars(select(Result.id).where(
-            Result.artifact_sha256 == job["artifact_sha256"], Result.verification == "verified",
-            Result.id != status["result"])).all()  # fmt: skip
-    assert len(same) == 1  # the zoo's self-reported row, reproduced
-    listed = client.get("/").text.split("Newest verified results")[1].split("Newest results")[0]
-    assert f'href="/results/{status["result"]}"' in listed
-    assert f'href="/results/{same[0]}"' not in listed
-    # the zoo's self-reported result of this policy is reproduced exactly: now verified too;
-    # the altered one is not, and the difference is reported
-    with factory() as session:
-        same = session.scalars(
-            select(Result).where(
-                Result.artifact_sha256 == job["artifact_sha256"], Result.id != row.id
-            )
-        ).all()
-        levels = {r.id: r.verification for r in same}
+        levels = {r.id: (r.verification, r.verifies_result_id) for r in session.scalars(
+            select(Result).where(Result.artifact_sha256 == job["artifact_sha256"]))}  # fmt: skip
     altered = posted.json()["id"]
-    assert levels.pop(altered) == "self-reported" and set(levels.values()) == {"verified"}
+    zoo = next(i for i, (_, link) in levels.items() if i not in (altered, row.id))
+    assert levels == {zoo: ("verified", None), altered: ("self-reported", None),
+                      row.id: ("verified", zoo)}  # fmt: skip
+    assert status["verifies"] == zoo
+    assert f'policy artifact of <a href="/results/{zoo}">result #{zoo}</a>' in shown
+    # users see one row for the verification: the zoo's, verified, with the evidence on its page
+    listed = client.get("/").text.split("Newest verified results")[1].split("Newest results")[0]
+    assert f'href="/results/{zoo}"' in listed and f'href="/results/{row.id}"' not in listed
+    ids = {r["id"] for r in client.get("/api/results", params={"limit": 500}).json()}
+    assert {zoo, altered} <= ids and row.id not in ids
+    page = client.get(f"/results/{zoo}").text
+    assert f'<a href="/results/{row.id}">re-run #{row.id}</a>): verified' in page
+    assert f"<dt>server's re-run score</dt><dd>{row.score:.1f}</dd>" in page
+    assert "<dt>difference</dt><dd>0.0 (normalized score (0 random, 100 expert))</dd>" in page
+    assert "<dt>tolerance</dt><dd>exact: the protocol fixes the seed of every episode" in page
+    assert f"<dt>re-run command</dt><dd><code>{' '.join(command)}</code></dd>" in page
+    assert f"<dt>verified</dt><dd>{row.created_at:%Y-%m-%d %H:%M}" in page
     differences = client.get(job["url"]).json()["disagreements"][str(altered)]
     assert differences[0].startswith("episode 0 (seed 1000000): (return, length, success)")
-    # the altered result's page says so, with the verified row beside it
+    # the altered result's page says so, with the server's re-run beside it
     page = client.get(f"/results/{altered}").text
     assert "did <strong>not</strong> reproduce this result" in page
-    assert f'<a href="/results/{status["result"]}">#{status["result"]}</a>' in page
-    assert "Reproduced by the server" in client.get(f"/results/{status['result']}").text
+    assert f'<a href="/results/{row.id}">#{row.id}</a>' in page and "<h2>Verification" not in page
     ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()
     ppo = next(r for r in ranking["rows"] if r["method"] == "zoo-ppo")
     assert ppo["runs"] == 5 and ppo["verified_runs"] == 1  # one run per artifact, verified first
+    assert zoo in ppo["result_ids"] and row.id not in ppo["result_ids"]
     verified = client.get("/envs/rlbench/CartPole-v1", params={"verification": "verified"})
     assert "zoo-ppo" in verified.text and "1/1" in verified.text
-    assert f'href="/results/{status["result"]}"' in client.get("/").text
 
 
 def test_a_policy_is_ranked_under_one_method_and_refusals_leave_no_method(app_client):
@@ -167,6 +171,14 @@ def test_import_with_verify_queues_the_shipped_policy_and_the_worker_verifies_th
         imported, verification = rows
         assert imported.verification == verification.verification == "verified"
         assert verification.document["returns"] == imported.document["returns"]
+        # one verification that agrees is one result: the imported row, the re-run its evidence
+        assert (imported.verifies_result_id, verification.verifies_result_id) == (None, imported.id)
+        assert views.counts(session)["results"] == views.counts(session)["verified"] == 1
+        listed, total = views.list_results(session)
+        assert [r["id"] for r in listed] == [imported.id] and total == 1
+        ranked = views.env_ranking(session, "rlbench/CartPole-v1", views.Filters())["rows"]
+        assert [(r["runs"], r["verified_runs"], r["result_ids"]) for r in ranked] == [
+            (1, 1, [imported.id])]  # fmt: skip
     again = import_files(factory, [ZOO_RESULT], verify=True)
     assert again.existing == [str(ZOO_RESULT)] and again.queued == []
     factory.kw["bind"].dispose()
@@ -280,6 +292,40 @@ def test_a_worker_that_lost_its_job_stores_nothing(app_client, caplog):
         row = session.get(VerificationJob, job)
         assert len(rows) == 1 and (row.state, row.claimed_by) == ("done", "second")
         assert row.result_id == rows[0].id
+
+
+def test_a_worker_whose_job_is_taken_over_stops_its_evaluation_early(app_client, caplog):
+    """A looping policy under a 300 s CPU limit: once another worker takes the job (its
+    heartbeat was stale), the first worker's next beat finds it gone and kills the child at
+    once, instead of running it to the limit before noticing; it stores nothing."""
+    import threading
+
+    from sqlalchemy import update
+
+    client, factory, alice, _ = app_client
+    job = submit(client, alice, make_onnx(loop=True), method="spinner")["job"]
+    assert claim_next(factory, "first") == job
+    limits = WorkerLimits(cpu_s=300, wall_s=300)
+    finished: list[str] = []
+    runner = threading.Thread(
+        target=lambda: finished.append(run_job(factory, job, limits, "first", heartbeat_s=0.2))
+    )
+    with caplog.at_level("WARNING", logger="rlbench_suite.leaderboard.worker"):
+        runner.start()
+        runner.join(1.0)  # the child is evaluating, the worker beating
+        assert runner.is_alive()
+        with factory.begin() as session:  # requeued and claimed by another worker
+            session.execute(update(VerificationJob).where(VerificationJob.id == job)
+                            .values(claimed_by="second"))  # fmt: skip
+        runner.join(120)  # far less than the 300 s the child would loop for
+    assert not runner.is_alive() and finished == [LOST]
+    assert f"verification job {job} was taken from worker first" in caplog.text
+    assert "its evaluation was stopped early, nothing stored" in caplog.text
+    with factory() as session:
+        row = session.get(VerificationJob, job)
+        assert (row.state, row.claimed_by, row.result_id, row.error) == (
+            "running", "second", None, None)  # fmt: skip
+        assert session.scalar(select(Result).where(Result.method.has(name="spinner"))) is None
 
 
 def test_a_policy_that_acts_through_the_suites_wrappers_is_verified(app_client):

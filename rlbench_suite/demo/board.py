@@ -13,15 +13,16 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.result import Result as ResultDoc
 from rlbench_suite.leaderboard.artifacts import PolicyMetadata, submit_policy
 from rlbench_suite.leaderboard.importer import ImportReport, import_files, result_files
-from rlbench_suite.leaderboard.models import Method, Result, Submission, VerificationJob
+from rlbench_suite.leaderboard.models import Method, Result, Submission, VerificationJob, listed
 from rlbench_suite.leaderboard.ranking import budget_class
+from rlbench_suite.leaderboard.reconcile import unlink_and_delete
 from rlbench_suite.leaderboard.startup import prepare_database
 from rlbench_suite.leaderboard.store import accept_result, default_method_name, method_named
 from rlbench_suite.leaderboard.views import Filters, env_ranking
@@ -113,10 +114,7 @@ def replace_other_policies(session: Session, kept: Result) -> int:
     others = (Result.env_id == kept.env_id, Result.method_id == kept.method_id,
               Result.artifact_sha256.is_distinct_from(kept.artifact_sha256))  # fmt: skip
     old = list(session.scalars(select(Result).where(*others)))
-    for row in old:
-        session.execute(update(VerificationJob).where(VerificationJob.result_id == row.id)
-                        .values(result_id=None))  # fmt: skip
-        session.delete(row)
+    unlink_and_delete(session, old)
     queued = (
         select(VerificationJob)
         .join(Submission, VerificationJob.submission_id == Submission.id)
@@ -246,5 +244,5 @@ def ranked_method(factory: sessionmaker[Session], env_id: str, method: str,
 def counts(factory: sessionmaker[Session]) -> tuple[int, int]:
     """(results, verified results) in the database."""
     with factory() as session:
-        levels = list(session.scalars(select(Result.verification)))
+        levels = list(session.scalars(select(Result.verification).where(listed())))
     return len(levels), levels.count("verified")

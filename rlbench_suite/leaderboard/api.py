@@ -17,7 +17,14 @@ from rlbench_suite.leaderboard import elo, views
 from rlbench_suite.leaderboard.api_responses import TOKEN, answers
 from rlbench_suite.leaderboard.artifacts import QueueFull, parse_metadata, submit_policy
 from rlbench_suite.leaderboard.db import retried
-from rlbench_suite.leaderboard.limits import parse_json, read_body, refuse_nul
+from rlbench_suite.leaderboard.limits import (
+    FORM_TYPE,
+    JSON_TYPE,
+    check_content_type,
+    parse_json,
+    read_body,
+    refuse_nul,
+)
 from rlbench_suite.leaderboard.methods import LIMITS as METHOD_LIMITS
 from rlbench_suite.leaderboard.methods import (
     MethodEditError,
@@ -126,6 +133,7 @@ POLICY_BODY = {
         400,
         *TOKEN,
         413,
+        415,
         422,
         s201="stored as a new self-reported result: its id, level and page URL",
         s200="already stored (the same Result JSON): the stored row's id, level and URL",
@@ -134,7 +142,9 @@ POLICY_BODY = {
 async def post_result(
     request: Request, token_id: Token, method: Annotated[str | None, Query(max_length=100)] = None
 ) -> JSONResponse:
-    """Submit a Result JSON; it is stored as self-reported (the server sets the level)."""
+    """Submit a Result JSON (``Content-Type: application/json``); it is stored as
+    self-reported (the server sets the level)."""
+    check_content_type(request, JSON_TYPE, "a Result JSON (rlbench eval's output)")
     body = await read_body(request, request.app.state.limits.result_bytes)
     data = parse_json(body, "the Result JSON")
 
@@ -181,8 +191,7 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
     done: that job is answered (200, ``created`` false). A token may have at most
     ``queued_jobs_per_token`` jobs waiting (429 past it)."""
     body = await read_body(request, request.app.state.limits.policy_bytes)
-    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-        raise HTTPException(415, "send multipart/form-data with fields 'policy' and 'metadata'")
+    check_content_type(request, FORM_TYPE, "a form with the fields 'policy' and 'metadata'")
     try:
         form = await MultiPartParser(
             request.headers, _once(body), max_files=1, max_fields=1, max_part_size=64 * 1024
@@ -226,7 +235,8 @@ async def post_submission(request: Request, token_id: Token) -> JSONResponse:
 
 @router.get("/submissions/{submission_id}", name="submission_status", responses=answers(404))
 def submission_status(request: Request, submission_id: RowId) -> dict[str, Any]:
-    """A policy submission and its verification job."""
+    """A policy submission and its verification job: ``result`` is the server's re-run, and
+    ``verifies`` the self-reported result it reproduced, which the site lists in its place."""
     with request.app.state.factory() as session:
         submission = session.get(Submission, submission_id)
         if submission is None:
@@ -234,6 +244,7 @@ def submission_status(request: Request, submission_id: RowId) -> dict[str, Any]:
         job = session.scalar(
             select(VerificationJob).where(VerificationJob.submission_id == submission_id)
         )
+        rerun = session.get(Result, job.result_id) if job and job.result_id else None
         return {
             "submission": submission.id,
             "kind": submission.kind,
@@ -243,7 +254,14 @@ def submission_status(request: Request, submission_id: RowId) -> dict[str, Any]:
             "disagreements": submission.metadata_.get("disagreements", {}),
             "job": None
             if job is None
-            else {"id": job.id, "state": job.state, "error": job.error, "result": job.result_id},
+            else {
+                "id": job.id,
+                "state": job.state,
+                "error": job.error,
+                "result": job.result_id,  # the re-run
+                # the self-reported result the re-run reproduced (listed in its place), or null
+                "verifies": rerun.verifies_result_id if rerun else None,
+            },
         }
 
 
@@ -406,11 +424,12 @@ METHOD_BODY = {
 @router.patch(
     "/methods/{name:path}",
     openapi_extra=METHOD_BODY,
-    responses=answers(400, *TOKEN, 403, 404, 413, 422, s200="the method as edited"),
+    responses=answers(400, *TOKEN, 403, 404, 413, 415, 422, s200="the method as edited"),
 )
 async def edit_method_metadata(request: Request, name: str, token_id: Token) -> dict[str, Any]:
     """Edit a method's authors, paper_url, code_url or description (the name is its key);
     only the token that created the method may."""
+    check_content_type(request, JSON_TYPE, "a JSON object of the fields to change")
     body = await read_body(request, EDIT_BYTES)
     data = parse_json(body, "the edit", expected="send a JSON object")
     try:

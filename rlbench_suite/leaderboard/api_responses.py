@@ -26,7 +26,9 @@ ERRORS: dict[int, str] = {
     404: "not on this leaderboard; the error says what (an unknown name gets the closest ones "
     "suggested)",
     413: "body over this route's size limit (the error names the limit)",
-    415: "not multipart/form-data",
+    415: "a body declared as another media type than the route takes: application/json (a "
+    "Result, a method edit; a body declared as nothing is read as JSON) or multipart/form-data "
+    "(a policy); the error names the accepted type",
     422: "refused: a query parameter the route does not take, a parameter or field of the "
     "wrong type or out of range, or a Result that does not match the card it claims (the "
     "error says what differs)",

@@ -27,14 +27,15 @@ def find_token(config_file: Path) -> str:
     return token
 
 
-def _post(server: str, path: str, token: str, **kwargs: Any) -> dict[str, Any]:
+def _post(
+    server: str, path: str, token: str, headers: dict[str, str] | None = None, **kwargs: Any
+) -> dict[str, Any]:
     import httpx
 
     url = server.rstrip("/") + path
+    headers = {"Authorization": f"Bearer {token}", **(headers or {})}
     try:
-        response = httpx.post(
-            url, headers={"Authorization": f"Bearer {token}"}, timeout=120, **kwargs
-        )
+        response = httpx.post(url, headers=headers, timeout=120, **kwargs)
     except httpx.HTTPError as exc:
         raise SubmitError(f"cannot reach {url}: {exc}") from None
     try:
@@ -49,7 +50,10 @@ def _post(server: str, path: str, token: str, **kwargs: Any) -> dict[str, Any]:
 def submit_result(server: str, token: str, result: Path, method: str | None) -> dict[str, Any]:
     """POST a Result file; the server's answer (id, created, verification, url)."""
     params = {"method": method} if method else {}
-    return _post(server, "/api/results", token, content=result.read_bytes(), params=params)
+    headers = {"Content-Type": "application/json"}
+    return _post(
+        server, "/api/results", token, content=result.read_bytes(), params=params, headers=headers
+    )
 
 
 def submit_policy(

@@ -8,12 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from rlbench_suite.core.baseline_files import resolve_baseline
 from rlbench_suite.leaderboard.artifacts import PolicyMetadata, submit_policy
 from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
+from rlbench_suite.leaderboard.reconcile import unlink_and_delete
 from rlbench_suite.leaderboard.store import (
     RefusedResult,
     accept_result,
@@ -156,11 +157,7 @@ def supersede(session: Session, row: Result) -> int:
                 Result.id.not_in(seen),
             )
         )
-    for result in old:
-        job = update(VerificationJob).where(VerificationJob.result_id == result.id)
-        session.execute(job.values(result_id=None))
-        session.delete(result)
-    return len(old)
+    return unlink_and_delete(session, old)
 
 
 def import_files(

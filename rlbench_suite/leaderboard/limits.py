@@ -1,7 +1,7 @@
-"""The API's limits: body sizes, submissions per token per minute, verification jobs waiting
-per token (counted by ``artifacts.check_queue``), text without NUL
-characters (PostgreSQL's text cannot hold them), each named in its refusal, and how much of
-a refused value a refusal echoes back."""
+"""The API's limits: the media type a body is declared as, body sizes, submissions per token
+per minute, verification jobs waiting per token (counted by ``artifacts.check_queue``), text
+without NUL characters (PostgreSQL's text cannot hold them), each named in its refusal, and
+how much of a refused value a refusal echoes back."""
 
 from __future__ import annotations
 
@@ -33,6 +33,22 @@ class Limits:
 
 def _size(n: int) -> str:
     return f"{n / 1024 / 1024:g} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+JSON_TYPE = "application/json"
+FORM_TYPE = "multipart/form-data"
+
+
+def check_content_type(request: Request, accepted: str, what: str) -> None:
+    """Refuse (415, naming ``accepted`` and ``what`` to send) a body declared as another media
+    type than ``accepted`` (its parameters, e.g. ``charset``, aside); a body declared as
+    nothing is read as JSON where JSON is ``accepted`` (``curl --data-binary``, old clients)."""
+    declared = request.headers.get("content-type")
+    media = (declared or "").split(";")[0].strip().lower()
+    if media == accepted or (declared is None and accepted == JSON_TYPE):
+        return
+    got = f"Content-Type {declared[:100]!r}" if declared else "no Content-Type"
+    raise HTTPException(415, f"unsupported media type: {got}; send {accepted}: {what}")
 
 
 async def read_body(request: Request, limit: int) -> bytes:

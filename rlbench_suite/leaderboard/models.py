@@ -18,6 +18,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     Column,
+    ColumnElement,
     DateTime,
     Float,
     ForeignKey,
@@ -185,8 +186,20 @@ class Result(Base):
     budget_class: Mapped[str | None] = mapped_column(String(20), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # on the server's re-run of a policy artifact that reproduced a self-reported result: that
+    # result's id. The re-run is then the verification's evidence (its page, its command), not
+    # a second row: the site lists, counts and ranks the verified self-reported row (``listed``).
+    # No foreign-key constraint: SQLite could add or drop one only by copying the table, which
+    # its foreign keys refuse; ``importer.supersede``, the one place results are deleted, unlinks
+    verifies_result_id: Mapped[int | None] = mapped_column(Integer, index=True)
 
     method: Mapped[Method] = relationship()
+
+
+def listed() -> ColumnElement[bool]:
+    """The results the site lists, counts and ranks: every one but the server's re-runs kept
+    as the evidence of a self-reported result they verified (``Result.verifies_result_id``)."""
+    return Result.verifies_result_id.is_(None)
 
 
 class VerificationJob(Base):

@@ -95,13 +95,8 @@ def _filter_choices(session) -> dict[str, list[str]]:
 @page(router, "/", response_class=HTMLResponse)
 def home(request: Request) -> HTMLResponse:
     with request.app.state.factory() as session:
-        suites = [
-            (s.name, sum(e.active for e in s.envs))
-            for s in session.scalars(select(Suite).order_by(Suite.name))
-        ]
-        newest_verified, _ = views.list_results(
-            session, verification="verified", reruns_only=True, limit=10
-        )
+        suites = views.suite_index(session)
+        newest_verified, _ = views.list_results(session, verification="verified", limit=10)
         newest, _ = views.list_results(session, limit=10)
         return render(
             request,
@@ -159,6 +154,24 @@ def env_plot(
         for row in table["rows"]
     )
     return Response(plots.score_distribution(groups, table["scale"]), media_type=SVG)
+
+
+@page(router, "/suites", response_class=HTMLResponse)
+def suites_index(request: Request) -> HTMLResponse:
+    with request.app.state.factory() as session:
+        return render(request, "suites.html", suites=views.suite_index(session))
+
+
+@page(router, "/suites/", response_class=HTMLResponse)
+def suites_slash(request: Request) -> Response:
+    """``/suites/`` (which ``/suites/{name}`` does not match) redirects to the index."""
+    return RedirectResponse(str(request.url.replace(path="/suites")), 307)
+
+
+@page(router, "/docs")
+def docs(request: Request) -> Response:
+    """``/docs`` (FastAPI's usual place, and where people look) redirects to ``/api/docs``."""
+    return RedirectResponse(str(request.url.replace(path="/api/docs")), 307)
 
 
 @page(router, "/suites/{name}", response_class=HTMLResponse)
@@ -241,6 +254,7 @@ def _result(session, result_id: int) -> Result:
 def result_page(request: Request, result_id: int) -> HTMLResponse:
     with request.app.state.factory() as session:
         row = _result(session, result_id)
+        card = env_card(views.get_env(session, row.env_id))
         return render(
             request,
             "result.html",
@@ -248,6 +262,8 @@ def result_page(request: Request, result_id: int) -> HTMLResponse:
             doc=row.document,
             summary=views.result_summary(row, row.method.name),
             checks=views.verification_notes(session, row),
+            normalized=card.normalization_problem() is None,
+            scale=views.scale(card),
         )
 
 

@@ -1,5 +1,5 @@
 """Reading the database for the ranking and the pages: stored results as ranking
-:class:`Run` records."""
+:class:`Run` records (``models.listed``: never the re-runs kept as a verification's evidence)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
+from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite, listed
 from rlbench_suite.leaderboard.ranking import Run
 
 
@@ -41,7 +41,7 @@ def _runs(session: Session, condition) -> list[Run]:
     query = (
         select(*RUN_COLUMNS, Method.name, Method.family)
         .join(Method, Result.method_id == Method.id)
-        .where(condition)
+        .where(condition, listed())
         .order_by(Result.id)
     )
     return [
@@ -73,7 +73,7 @@ def env_protocols(session: Session, env_id: str) -> list[tuple[str, int]]:
     """The protocol hashes of an environment's results, with how many each, most first."""
     query = (
         select(Result.protocol_hash, func.count())
-        .where(Result.env_id == env_id)
+        .where(Result.env_id == env_id, listed())
         .group_by(Result.protocol_hash)
         .order_by(func.count().desc())
     )
@@ -107,5 +107,5 @@ def method_runs(session: Session, method: Method) -> list[Run]:
 def methods_with_results():
     """The methods that have at least one stored result, by name (a method whose only
     submission is still queued or failed verification is not listed)."""
-    has_result = select(Result.id).where(Result.method_id == Method.id).exists()
+    has_result = select(Result.id).where(Result.method_id == Method.id, listed()).exists()
     return select(Method).where(has_result).order_by(Method.name)

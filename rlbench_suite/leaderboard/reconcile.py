@@ -3,16 +3,21 @@ when a re-run is stored (``worker.run_job``) and when a self-reported result of 
 that was already re-run arrives (``store.accept_result``).
 
 A self-reported result whose episodes the re-run reproduced exactly (as ``rlbench
-reproduce`` compares them: ``evaluation.reproduce.compare_runs``) becomes ``verified``; the
+reproduce`` compares them: ``evaluation.reproduce.compare_runs``; :data:`TOLERANCE`) becomes
+``verified``, and the re-run is linked to it (``Result.verifies_result_id``): one listed row
+per agreeing verification, the re-run kept as its evidence (:func:`evidence`). The
 differences of one that was not reproduced are kept on the re-run's policy submission
-(``metadata["disagreements"]``, by result id), where the result's page finds them.
+(``metadata["disagreements"]``, by result id), where the result's page finds them; both rows
+stay listed.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import Result as ResultDoc
@@ -20,6 +25,11 @@ from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
 
 MAX_SHOWN = 5
 """The most differences kept per result."""
+TOLERANCE = (
+    "exact: the protocol fixes the seed of every episode, so the return, length and success "
+    "of each must equal those of the re-run (as rlbench reproduce compares runs)"
+)
+"""How closely a self-reported result must agree with the server's re-run to be verified."""
 
 
 def self_reported(session: Session, rerun: Result) -> list[Result]:
@@ -76,7 +86,81 @@ def reconcile(
         else:
             row.verification = "verified"
             row.document = {**row.document, "verification": "verified"}
+            if rerun.verifies_result_id is None and rerun.id != row.id:
+                rerun.verifies_result_id = row.id  # the re-run is now this row's evidence
     if found:
         known = submission.metadata_.get("disagreements", {})
         submission.metadata_ = {**submission.metadata_, "disagreements": {**known, **found}}
     return found
+
+
+def reruns() -> Select:
+    """The ids of the server's re-runs (the results of verification jobs)."""
+    return select(VerificationJob.result_id).where(VerificationJob.result_id.is_not(None))
+
+
+def is_rerun(session: Session, row: Result) -> bool:
+    """Whether ``row`` is the server's re-run of a submitted policy (a job's result)."""
+    job = select(VerificationJob.id).where(VerificationJob.result_id == row.id).limit(1)
+    return session.scalar(job) is not None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What verified a self-reported result: the server's re-run of its policy artifact."""
+
+    rerun_id: int
+    score: float | None
+    claimed_score: float | None
+    command: list[str]
+    verified_at: dt.datetime
+    tolerance: str = TOLERANCE
+
+    @property
+    def difference(self) -> float | None:
+        """The re-run's score minus the self-reported one (on the card's scale)."""
+        if self.score is None or self.claimed_score is None:
+            return None
+        return self.score - self.claimed_score
+
+
+def evidence(session: Session, row: Result) -> Evidence | None:
+    """The server's re-run that verified ``row``, a self-reported result (None for one not
+    verified, or for a re-run itself): its score, command, and when it verified ``row`` (the
+    later of the two rows' arrival, when :func:`reconcile` compared them)."""
+    if row.verification != "verified" or is_rerun(session, row):
+        return None
+    found = first_rerun(session, row)
+    if found is None:
+        return None
+    rerun = found[0]
+    return Evidence(
+        rerun_id=rerun.id,
+        score=rerun.score,
+        claimed_score=row.score,
+        command=list(rerun.document["provenance"]["command"]),
+        verified_at=max(_aware(row.created_at), _aware(rerun.created_at)),
+    )
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    """``moment`` in UTC (SQLite gives back naive datetimes)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def unlink_and_delete(session: Session, rows: Iterable[Result]) -> int:
+    """Delete ``rows`` and every link to them (jobs' results, re-runs' verified rows: a re-run
+    whose verified row goes is listed again); how many were deleted."""
+    rows = list(rows)
+    ids = [r.id for r in rows]
+    if not ids:
+        return 0
+    session.execute(
+        update(VerificationJob).where(VerificationJob.result_id.in_(ids)).values(result_id=None)
+    )
+    session.execute(
+        update(Result).where(Result.verifies_result_id.in_(ids)).values(verifies_result_id=None)
+    )
+    for row in rows:
+        session.delete(row)
+    return len(rows)

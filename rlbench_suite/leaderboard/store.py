@@ -24,6 +24,7 @@ from rlbench_suite.leaderboard.models import (
     Result,
     Submission,
     VerificationJob,
+    listed,
 )
 from rlbench_suite.leaderboard.queries import env_card
 from rlbench_suite.leaderboard.reconcile import first_rerun, reconcile
@@ -213,6 +214,7 @@ def same_run(session: Session, doc: ResultDoc, method: str) -> Result | None:
             Result.protocol_hash == doc.protocol_hash,
             Result.episodes == len(doc.returns),
             Result.return_mean == mean,
+            listed(),  # a re-run kept as evidence is the server's run, never a submitted one
         )
     )
     name, artifact = str(doc.policy.get("name", ""))[:300], doc.policy.get("artifact_sha256")

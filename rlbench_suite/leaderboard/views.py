@@ -10,10 +10,11 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, defer
 
+from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import closest_ids
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.offline_cards import OFFLINE_FAMILY
-from rlbench_suite.leaderboard import ranking, ranking_cache
+from rlbench_suite.leaderboard import ranking, ranking_cache, reconcile
 from rlbench_suite.leaderboard.models import (
     VERIFICATION_LEVELS,
     Environment,
@@ -21,7 +22,7 @@ from rlbench_suite.leaderboard.models import (
     Result,
     Submission,
     Suite,
-    VerificationJob,
+    listed,
 )
 from rlbench_suite.leaderboard.queries import env_card, env_protocols, env_runs, suite_runs
 from rlbench_suite.leaderboard.scores import success_scale
@@ -160,6 +161,14 @@ def checked_protocol(session: Session, env: Environment, protocol_hash: str | No
     return protocol_hash
 
 
+def scale(card: EnvCard) -> str:
+    """The scale ``card``'s run scores are on (``leaderboard.scores``), in words."""
+    problem = card.normalization_problem()
+    if problem is None:
+        return "normalized score (0 random, 100 expert)"
+    return f"{card.primary_metric} (no normalized score: {problem})"
+
+
 def run_scores_key(method: str, budget_class: str) -> str:
     """The key of a ranking row's run scores in ``env_ranking``'s ``run_scores``."""
     return f"{method}@{budget_class}"
@@ -186,15 +195,12 @@ def env_ranking(
 
     key = ("env", env.id, protocol_hash, filters)
     rows, run_scores = ranking_cache.cached(session, key, [env.id], table)
-    problem = card.normalization_problem()
     return {
         "env_id": env.id,
         "protocol_hash": protocol_hash,
         "current_protocol": protocol_hash == env.protocol_hash,
-        "normalized": problem is None,
-        "scale": "normalized score (0 random, 100 expert)"
-        if problem is None
-        else f"{card.primary_metric} (no normalized score: {problem})",
+        "normalized": card.normalization_problem() is None,
+        "scale": scale(card),
         "rows": rows,
         "run_scores": run_scores,
         "protocols": [{"hash": h, "results": n} for h, n in env_protocols(session, env.id)],
@@ -295,20 +301,23 @@ def counts(session: Session) -> dict[str, int]:
         "offline": count(Environment, Environment.active, Environment.family == OFFLINE_FAMILY),
         "suites": count(Suite),
         "methods": count(Method),
-        "results": count(Result),
-        "verified": count(Result, Result.verification == "verified"),
+        "results": count(Result, listed()),
+        "verified": count(Result, listed(), Result.verification == "verified"),
     }
 
 
 def verification_notes(session: Session, row: Result) -> dict[str, Any]:
-    """What the server's re-evaluations of ``row``'s policy artifact found: the verified
-    results of that artifact on its env, and the episodes where one did not reproduce
-    ``row`` (the issue: both rows shown, with the difference)."""
+    """What the server's re-evaluations of ``row``'s policy artifact found: its re-runs on
+    ``row``'s env, the episodes where one did not reproduce ``row`` (the issue: both rows
+    shown, with the difference), the ``evidence`` of a verified self-reported ``row``
+    (``reconcile.evidence``), and the result a re-run ``row`` is the evidence of."""
+    notes: dict[str, Any] = {"verified": [], "differences": [], "evidence": None,
+                             "verifies": row.verifies_result_id}  # fmt: skip
     if not row.artifact_sha256:
-        return {"verified": [], "differences": []}
+        return notes
     same = (Result.env_id == row.env_id, Result.artifact_sha256 == row.artifact_sha256)
     verified = session.scalars(
-        select(Result.id).where(*same, Result.verification == "verified", Result.id != row.id)
+        select(Result.id).where(*same, Result.id.in_(reconcile.reruns()), Result.id != row.id)
     ).all()
     differences: list[str] = []
     submissions = select(Submission.metadata_).where(
@@ -318,7 +327,8 @@ def verification_notes(session: Session, row: Result) -> dict[str, Any]:
     )
     for metadata in session.scalars(submissions):
         differences += (metadata or {}).get("disagreements", {}).get(str(row.id), [])
-    return {"verified": list(verified), "differences": differences}
+    evidence = None if differences else reconcile.evidence(session, row)
+    return {**notes, "verified": list(verified), "differences": differences, "evidence": evidence}
 
 
 def result_summary(row: Result, method: str) -> dict[str, Any]:
@@ -336,6 +346,7 @@ def result_summary(row: Result, method: str) -> dict[str, Any]:
         "return_mean": row.return_mean,
         "episodes": row.episodes,
         "created_at": row.created_at.isoformat(),
+        "verifies_result_id": row.verifies_result_id,
     }
 
 
@@ -347,18 +358,14 @@ def list_results(
     verification: str | None = None,
     budget: str | None = None,
     protocol_hash: str | None = None,
-    reruns_only: bool = False,
     limit: int = 50,
     offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Stored results, newest first, filtered (``budget``: a budget class, results in it or
-    a smaller one; ``reruns_only``: the server's re-runs of submitted policies, one per
-    verification, without the self-reported rows they verified); one page of them and how
-    many match in all. An ``env_id`` or ``method`` that names nothing here is NotFound, with
-    the closest names."""
-    where = []
-    if reruns_only:
-        where.append(Result.id.in_(select(VerificationJob.result_id)))
+    """Listed results (``models.listed``: one per agreeing verification), newest first,
+    filtered (``budget``: a budget class, results in it or a smaller one); one page of them
+    and how many match in all. An ``env_id`` or ``method`` that names nothing here is
+    NotFound, with the closest names."""
+    where = [listed()]
     if env_id is not None:
         where.append(Result.env_id == get_env(session, env_id).id)
     if method is not None:
@@ -397,7 +404,7 @@ def _index(session: Session, row: type, columns: dict[str, Any], **counts: Any) 
     labelled = [c.label(k) for k, c in {**columns, **counts}.items()]
     query = (
         select(*labelled)
-        .join(Result, key == row.id)
+        .join(Result, (key == row.id) & listed())
         .group_by(row.id, *columns.values())
         .order_by(next(iter(columns.values())))
     )
@@ -410,6 +417,12 @@ def method_index(session: Session) -> list[dict[str, Any]]:
     verified = func.count(Result.id).filter(Result.verification == "verified")
     return _index(session, Method, columns, results=func.count(Result.id), verified=verified,
                   envs=func.count(Result.env_id.distinct()))  # fmt: skip
+
+
+def suite_index(session: Session) -> list[tuple[str, int]]:
+    """Every suite, by name, with how many of its environments are active."""
+    suites = session.scalars(select(Suite).order_by(Suite.name))
+    return [(s.name, sum(e.active for e in s.envs)) for s in suites]
 
 
 def env_index(session: Session) -> list[dict[str, Any]]:

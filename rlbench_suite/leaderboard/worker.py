@@ -5,7 +5,8 @@ Jobs are rows (``verification_jobs``): a job is claimed by switching it from ``q
 the same one. While it runs, the worker's heartbeat thread stamps ``heartbeat_at`` every
 :data:`HEARTBEAT_S` seconds; a job whose heartbeat is older than :data:`STALE_AFTER` (its
 worker died) is queued again by :func:`requeue_stale`, so the queue survives restarts, and a
-worker that finishes a job it no longer owns stores nothing (and logs why). Each job runs
+worker whose heartbeat finds its job taken over stops the evaluation at once, and one that
+finishes a job it no longer owns stores nothing (each logs why). Each job runs
 ``worker_eval`` in a child process under CPU-time (RLIMIT_CPU), memory (RLIMIT_AS) and
 wall-time limits; its Result is checked against the card like any submission and stored as
 ``verified``.
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +66,9 @@ STALE_AFTER = dt.timedelta(seconds=60)
 """A running job whose heartbeat is older than this lost its worker and is queued again."""
 LOST = "lost"
 """What :func:`run_job` returns for a job that another worker took over meanwhile."""
+TAKEN_OVER = "stopped: the job was taken over by another worker"
+POLL_S = 0.25
+"""How often the worker looks whether its child finished, ran out of wall time or lost its job."""
 log = logging.getLogger(__name__)
 
 
@@ -121,15 +126,17 @@ def beat(factory: sessionmaker[Session], job_id: int, owner: str) -> bool:
 @contextlib.contextmanager
 def heartbeat(
     factory: sessionmaker[Session], job_id: int, owner: str, every_s: float = HEARTBEAT_S
-) -> Iterator[None]:
-    """Stamp the job every ``every_s`` seconds, in a thread, while the block runs."""
-    stop = threading.Event()
+) -> Iterator[threading.Event]:
+    """Stamp the job every ``every_s`` seconds, in a thread, while the block runs; yields an
+    event set once a beat finds the job no longer ``owner``'s (taken over)."""
+    stop, lost = threading.Event(), threading.Event()
 
     def loop() -> None:
         while not stop.wait(every_s):
             try:
                 if not beat(factory, job_id, owner):
                     log.warning("verification job %d was taken from worker %s", job_id, owner)
+                    lost.set()
                     return
             except SQLAlchemyError as exc:  # the database is busy or away: beat again later
                 log.warning("heartbeat of verification job %d failed: %s", job_id, exc)
@@ -137,7 +144,7 @@ def heartbeat(
     thread = threading.Thread(target=loop, name=f"heartbeat-{job_id}", daemon=True)
     thread.start()
     try:
-        yield
+        yield lost
     finally:
         stop.set()
         thread.join()
@@ -186,10 +193,35 @@ def _failure(code: int, stderr: str, limits: WorkerLimits) -> str:
     return f"evaluation failed (exit {code}): {lines[-1][:500] if lines else 'no message'}"
 
 
+def _wait(child: subprocess.Popen, wall_s: float, lost: threading.Event | None) -> str | None:
+    """Wait for ``child``; kill it past ``wall_s`` or once ``lost`` is set: why, or None."""
+    deadline = time.monotonic() + wall_s
+    while True:
+        try:
+            child.wait(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+            return None
+        except subprocess.TimeoutExpired:
+            if lost is not None and lost.is_set():
+                stopped = TAKEN_OVER
+            elif time.monotonic() >= deadline:
+                stopped = f"stopped: wall-time limit of {wall_s:g} s exceeded"
+            else:
+                continue
+        child.kill()
+        child.wait()
+        return stopped
+
+
 def evaluate_submission(
-    content: bytes, env_id: str, metadata: dict, limits: WorkerLimits
+    content: bytes,
+    env_id: str,
+    metadata: dict,
+    limits: WorkerLimits,
+    lost: threading.Event | None = None,
 ) -> tuple[dict | None, str | None]:
-    """Run the child on ``content``; the Result JSON, or why there is none."""
+    """Run the child on ``content``; the Result JSON, or why there is none. The child is
+    stopped early once ``lost`` is set (the job was taken over: its result would be thrown
+    away)."""
     with tempfile.TemporaryDirectory(prefix="rlbench-verify-") as folder:
         policy = Path(folder) / "policy.onnx"
         policy.write_bytes(content)
@@ -211,19 +243,26 @@ def evaluate_submission(
             env_id,
             str(out),
         ]
-        try:
-            done = subprocess.run(
+        errors = Path(folder) / "stderr.txt"  # a file: a pipe nobody reads would fill up
+        with (
+            errors.open("w") as stderr,
+            subprocess.Popen(
                 command,
-                capture_output=True,
-                text=True,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
                 cwd=folder,
-                timeout=limits.wall_s,
                 preexec_fn=_limit(limits),
-            )
-        except subprocess.TimeoutExpired:
-            return None, f"stopped: wall-time limit of {limits.wall_s:g} s exceeded"
-        if done.returncode != 0 or not out.is_file():
-            return None, _failure(done.returncode, done.stderr, limits)
+            ) as child,
+        ):
+            try:
+                stopped = _wait(child, limits.wall_s, lost)
+            except BaseException:  # the worker is stopped (SIGTERM, Ctrl-C): so is its child
+                child.kill()
+                raise
+        if stopped:
+            return None, stopped
+        if child.returncode != 0 or not out.is_file():
+            return None, _failure(child.returncode, errors.read_text(errors="replace"), limits)
         return json.loads(out.read_text()), None
 
 
@@ -247,8 +286,16 @@ def run_job(
         submission = session.get(Submission, job.submission_id)
         artifact = session.get(PolicyArtifact, submission.artifact_sha256)
         content, env_id, metadata = artifact.content, submission.env_id, submission.metadata_
-    with heartbeat(factory, job_id, owner, heartbeat_s):
-        data, error = evaluate_submission(content, env_id, metadata, limits)
+    with heartbeat(factory, job_id, owner, heartbeat_s) as lost:
+        data, error = evaluate_submission(content, env_id, metadata, limits, lost)
+    if lost.is_set():
+        log.warning(
+            "verification job %d is no longer worker %s's (its heartbeat went stale, so it was "
+            "queued again for another worker): its evaluation was stopped early, nothing stored",
+            job_id,
+            owner,
+        )
+        return LOST
     if data is not None:  # the child's command names its temporary files: say the user's
         data["provenance"]["command"] = eval_command(env_id, submission.artifact_sha256)
     with factory.begin() as session:
