@@ -108,7 +108,27 @@ def test_partners_and_league_keys_belong_to_their_algorithms(tmp_path):
         load_hyperparams(get_algorithm("ppo"), "rlbench/CartPole-v1", path)
     scored = [{"name": "rlbench/FlattenDictObservation-v0"}]  # changes what the policy sees
     path = _hyperparams(tmp_path, "shared_ppo", "rlbench/Kitchen-v0", game_wrappers=scored)
-    with pytest.raises(HyperparamsError, match=r"not a training-only wrapper.*KitchenOwn"):
+    with pytest.raises(HyperparamsError, match=r"not a training-only wrapper of the game.*Kitch"):
+        load_hyperparams(get_algorithm("shared_ppo"), "rlbench/Kitchen-v0", path)
+
+
+GAME = "game_wrappers"
+NUMBER = r"bonus for 'pot' must be a finite number, got "
+
+
+@pytest.mark.parametrize(("key", "kwargs", "message"), [
+    (GAME, {"bonus": {"pot": "abc"}}, rf"'{GAME}.0': kwargs: {NUMBER}'abc'"),
+    (GAME, {"bonus": {"pot": [2]}}, NUMBER + r"\[2\]"),
+    (GAME, {"bonus": {"pot": True}}, NUMBER + "True"),
+    (GAME, {"bonus": {"Pot": 2.0}}, r"unknown recipe steps \['Pot'\]; accepted: \['onion'"),
+    (GAME, {"bonus": 3}, r"bonus must map recipe steps to numbers"),
+    (GAME, {"scale": 3}, r"kwargs: .*unexpected keyword argument 'scale'"),
+    ("env_wrappers", {}, r"'env_wrappers.0': .* wraps the PettingZoo game.*under game_wrappers"),
+])  # fmt: skip
+def test_game_wrapper_mistakes_are_refused_when_the_file_is_read(tmp_path, key, kwargs, message):
+    refs = [{"name": "rlbench/KitchenOwnContribution-v0", "kwargs": kwargs}]
+    path = _hyperparams(tmp_path, "shared_ppo", "rlbench/Kitchen-v0", **{key: refs})
+    with pytest.raises(HyperparamsError, match=message):
         load_hyperparams(get_algorithm("shared_ppo"), "rlbench/Kitchen-v0", path)
 
 

@@ -51,7 +51,9 @@ def test_cli_train_says_the_steps_it_trains_first_and_records_them(tmp_path):
         "n_steps): training 768 steps, rounded down so the run stays within its budget; the "
         "nearest whole budget is --budget 1024"
     )
-    assert sum("note:" in line for line in lines) == 1 and "step 0/768" in lines[1]
+    assert " ".join(lines[1].split()) == (
+        "note: --eval-every 300 falls between rollout boundaries: a curve point every 512 steps")
+    assert sum("note:" in line for line in lines) == 2 and "step 0/768" in lines[2]
     run_dir = tmp_path / "CartPole-v1" / "ppo" / "seed-0"
     run = json.loads((run_dir / "run.json").read_text())
     assert (run["budget"], run["budget_steps"], run["steps"]) == (1000, 768, 768)
@@ -71,7 +73,7 @@ def test_cli_train_refuses_a_budget_below_one_rollout_in_one_line(tmp_path):
     assert result.exit_code == 2
     assert " ".join(result.output.split()) == (
         "error: rlbench/CartPole-v1 ppo: --budget 100 is less than one of its rollouts (256 "
-        "steps: 8 envs x 32 n_steps); pass --budget 256 or more, or fewer n_envs or n_steps in "
+        "steps: 8 envs x 32 n_steps); pass --budget 256 or more, or smaller rollouts in "
         "--hyperparams"
     )
     assert not list(tmp_path.iterdir())
@@ -108,3 +110,15 @@ def test_a_run_recorded_before_whole_rollout_budgets_resumes_as_it_began(tmp_pat
     assert resumed.run["steps"] == resumed.run["budget_steps"] == 1024
     assert resumed.run["budget_rounding"] == "up" and resumed.run["budget_note"] == notes[0]
     assert "training 1,024 steps, rounded up as runs recorded before" in notes[0]
+
+
+def test_an_off_policy_budget_not_above_learning_starts_is_refused(tmp_path):
+    """DQN's CartPole entry waits 1,000 steps before its first update: a 700-step run would
+    never learn, so it is refused before anything is written."""
+    result = CliRunner().invoke(app, [
+        "train", CARTPOLE, "--algo", "dqn", "--budget", "700", "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code != 0
+    assert "--budget 700 is not above learning_starts 1,000" in " ".join(result.output.split())
+    assert "pass --budget 1001 or more" in " ".join(result.output.split())
+    assert not (tmp_path / "CartPole-v1" / "dqn" / "seed-0" / "curve.csv").exists()
+

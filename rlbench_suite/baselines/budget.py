@@ -92,7 +92,7 @@ def plan_budget(requested: int, granularity: Granularity, rounding: Rounding = "
             raise BudgetError(
                 f"--budget {requested:,} is less than one of its {granularity.name} "
                 f"({granularity.detail}); pass "
-                f"--budget {unit} or more, or fewer n_envs or n_steps in --hyperparams"
+                f"--budget {unit} or more, or smaller {granularity.name} in --hyperparams"
             )
     else:
         steps = -(-requested // unit) * unit

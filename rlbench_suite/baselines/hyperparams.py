@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rlbench_suite.baselines.algorithms import Algorithm
 from rlbench_suite.core.cards import WrapperRef
-from rlbench_suite.core.wrapper_names import TRAINING_ONLY_WRAPPERS
+from rlbench_suite.core.wrapper_names import GAME_WRAPPERS, TRAINING_ONLY_WRAPPERS
 from rlbench_suite.resources import content_dir
 
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
@@ -229,18 +229,43 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
         raise HyperparamsError(f"{where}: key 'partners': only for shared_ppo")
     if entry.game_wrappers and not algo.shared:
         raise HyperparamsError(f"{where}: key 'game_wrappers': only for shared_ppo")
-    for ref in entry.game_wrappers:
-        if ref.name not in TRAINING_ONLY_WRAPPERS:
-            raise HyperparamsError(
-                f"{where}: key 'game_wrappers': {ref.name!r} is not a training-only wrapper "
-                f"(accepted: {', '.join(TRAINING_ONLY_WRAPPERS)})"
-            )
+    _check_wrapper_refs(entry, where)
     if (entry.league is not None) != algo.league:
         wrong = "needed by league" if algo.league else "only for league"
         raise HyperparamsError(f"{where}: key 'league': {wrong}")
     params = Hyperparams(algo.name, env_id, entry, extra, file)
     sb3_policy(params)  # a policy class that cannot be imported is refused here
     return params
+
+
+def _check_wrapper_refs(entry: Entry, where: str) -> None:
+    """Game wrappers only under ``game_wrappers`` (training-only ones), and every wrapper's
+    keyword arguments checked by its class where it can (``check_kwargs``)."""
+    from gymnasium.envs.registration import load_env_creator
+
+    from rlbench_suite.core.wrapper_names import wrapper_entry_point
+
+    accepted = [n for n in GAME_WRAPPERS if n in TRAINING_ONLY_WRAPPERS]
+    for key, refs in (("env_wrappers", entry.env_wrappers), ("game_wrappers", entry.game_wrappers)):
+        for i, ref in enumerate(refs):
+            here = f"{where}: key '{key}.{i}'"
+            if key == "game_wrappers" and ref.name not in accepted:
+                raise HyperparamsError(f"{here}: {ref.name!r} is not a training-only wrapper of "
+                                       f"the game (accepted: {', '.join(accepted)})")  # fmt: skip
+            if key == "env_wrappers" and ref.name in GAME_WRAPPERS:
+                raise HyperparamsError(f"{here}: {ref.name!r} wraps the PettingZoo game, not the "
+                                       "Gymnasium env: list it under game_wrappers "
+                                       "(shared_ppo)")  # fmt: skip
+            try:
+                wrapper = load_env_creator(wrapper_entry_point(ref.name))
+            except KeyError as exc:
+                raise HyperparamsError(f"{here}: {exc.args[0]}") from None
+            check = getattr(wrapper, "check_kwargs", None)
+            try:
+                if check is not None:
+                    check(**(ref.kwargs or {}))
+            except (TypeError, ValueError) as exc:
+                raise HyperparamsError(f"{here}: kwargs: {exc}") from None
 
 
 class LinearSchedule:

@@ -289,6 +289,15 @@ class Run:
         except BudgetError as exc:
             model.get_env().close()
             raise TrainError(f"{self.card.id} {self.algo.name}: {exc}") from None
+        starts = int(getattr(model, "learning_starts", 0) or 0)
+        if not self.algo.on_policy and rounding == "down" and self.plan.steps <= starts:
+            model.get_env().close()
+            raise TrainError(
+                f"{self.card.id} {self.algo.name}: --budget {self.budget:,} is not above "
+                f"learning_starts {starts:,} (from the hyperparameters): the policy would "
+                f"never be updated; pass --budget {starts + 1} or more, or a smaller "
+                "learning_starts in --hyperparams"
+            )
         self.eval_every = self.plan.spacing(self.eval_every)
         self.checkpoint_every = self.plan.spacing(self.checkpoint_every)
         self.next_checkpoint = self.checkpoint_every
@@ -431,6 +440,10 @@ class Run:
         notice = self.plan.notice() if self.plan else None
         if notice and self.on_notice is not None:
             self.on_notice(notice)
+        asked = self.config.eval_every
+        if asked and asked != self.eval_every and self.on_notice is not None:
+            self.on_notice(f"--eval-every {asked:,} falls between rollout boundaries: a curve "
+                           f"point every {self.eval_every:,} steps")  # fmt: skip
         self.start_step = int(model.num_timesteps)
         self.segment_start = time.perf_counter()
         self.evaluator = curves.CurveEvaluator(

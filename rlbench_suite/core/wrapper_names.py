@@ -71,6 +71,10 @@ TRAINING_ONLY_WRAPPERS: tuple[str, ...] = (
 """Wrappers that change only the reward a learner sees (shaping): a policy records them with
 the stack it trained through, and evaluations leave them out."""
 
+GAME_WRAPPERS: tuple[str, ...] = ("rlbench/KitchenOwnContribution-v0",)
+"""Wrappers of a PettingZoo game (below its partners and views), not of a Gymnasium env:
+``shared_ppo`` entries name them under ``game_wrappers``."""
+
 EPISODE_END_ARGUMENTS: dict[str, tuple[str, ...]] = {"rlbench/AdmissibleActions-v1": ("max_turns",)}
 """Arguments by which a wrapper would end episodes before the card does."""
 

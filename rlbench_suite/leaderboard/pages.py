@@ -260,6 +260,7 @@ def result_page(request: Request, result_id: int) -> HTMLResponse:
             "result.html",
             row=row,
             doc=row.document,
+            computed=views.computed_normalized_score(card, row.document),
             summary=views.result_summary(row, row.method.name),
             checks=views.verification_notes(session, row),
             normalized=card.normalization_problem() is None,

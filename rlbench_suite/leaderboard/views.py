@@ -14,6 +14,7 @@ from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import closest_ids
 from rlbench_suite.core.metrics import Estimate
 from rlbench_suite.core.offline_cards import OFFLINE_FAMILY
+from rlbench_suite.core.summary import with_figures
 from rlbench_suite.leaderboard import ranking, ranking_cache, reconcile
 from rlbench_suite.leaderboard.models import (
     VERIFICATION_LEVELS,
@@ -388,6 +389,15 @@ def list_results(
         .offset(offset)
     )
     return [result_summary(row, name) for row, name in session.execute(query)], total
+
+
+def computed_normalized_score(card: EnvCard, document: dict[str, Any]) -> dict | None:
+    """The normalized score of a stored Result that carries none (scored before its card
+    had both references), computed as the harness would now from its episodes and the card's
+    current references; None when it carries one or the card has no normalization."""
+    if document.get("normalized_score") is not None or card.normalization_problem() is not None:
+        return None
+    return with_figures(card, dict(document))["normalized_score"]
 
 
 def normalized_envs(session: Session, env_ids: set[str]) -> set[str]:

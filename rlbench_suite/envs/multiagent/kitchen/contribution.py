@@ -51,6 +51,20 @@ HELD_CHANGES: dict[tuple[int, int, int], str] = {
 changes the board's item instead, is the one other step."""
 
 
+def check_bonus(bonus: Any) -> dict[str, float]:
+    """``bonus`` as a step -> number dict, or a ``ValueError`` naming what is accepted."""
+    if not isinstance(bonus, Mapping):
+        raise ValueError(f"bonus must map recipe steps to numbers, got {bonus!r}")
+    unknown = sorted(str(k) for k in set(bonus) - set(STEPS))
+    if unknown:
+        raise ValueError(f"unknown recipe steps {unknown}; accepted: {list(STEPS)}")
+    for step, value in bonus.items():
+        real = isinstance(value, int | float | np.integer | np.floating)
+        if not real or isinstance(value, bool | np.bool_) or not np.isfinite(value):
+            raise ValueError(f"bonus for {step!r} must be a finite number, got {value!r}")
+    return {step: float(value) for step, value in bonus.items()}
+
+
 def own_steps(
     before_held: int, after_held: int, tile: int, before_item: int, after_item: int
 ) -> list[str]:
@@ -73,17 +87,17 @@ class OwnContributionBonus(BaseParallelWrapper):
 
     def __init__(self, env: Any, bonus: Mapping[str, float] | None = None) -> None:
         super().__init__(env)
-        chosen = dict(DEFAULT_BONUS if bonus is None else bonus)
-        unknown = sorted(set(chosen) - set(STEPS))
-        if unknown:
-            raise ValueError(f"unknown recipe steps {unknown}; accepted: {list(STEPS)}")
-        if not all(np.isfinite(v) for v in chosen.values()):
-            raise ValueError(f"bonuses must be finite numbers, got {chosen}")
+        self.bonus = check_bonus(DEFAULT_BONUS if bonus is None else bonus)
         base = env.unwrapped
         if not all(hasattr(base, a) for a in ("held", "items", "tiles", "position", "facing")):
             raise ValueError(f"{type(self).__name__} needs the Kitchen game, got "
-                             f"{type(base).__name__}")  # fmt: skip
-        self.bonus = chosen
+                             f"{type(base).__name__} (a game wrapper: shared_ppo entries "
+                             "name it under game_wrappers)")  # fmt: skip
+
+    @classmethod
+    def check_kwargs(cls, bonus: Mapping[str, float] | None = None) -> None:
+        """Refuse bad keyword arguments before any game is made (hyperparameter files)."""
+        check_bonus(DEFAULT_BONUS if bonus is None else bonus)
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         base = self.env.unwrapped
