@@ -29,3 +29,18 @@ def content_dir(name: str) -> Path:
             return candidate
     searched = ", ".join(str(c) for c in candidates)
     raise FileNotFoundError(f"content folder {name!r} not found; searched: {searched}")
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a record shows it: relative to the content root for the suite's own files
+    (``baselines/hyperparams/ppo.yaml``), so no local folder leaks into published records;
+    any other file as given."""
+    resolved = Path(path).resolve()
+    for name in CONTENT_FOLDERS:
+        try:
+            root = content_dir(name).resolve()
+        except FileNotFoundError:
+            continue
+        if resolved.is_relative_to(root):
+            return (Path(name) / resolved.relative_to(root)).as_posix()
+    return str(path)

@@ -58,6 +58,8 @@ def test_cli_train_says_the_steps_it_trains_first_and_records_them(tmp_path):
     run = json.loads((run_dir / "run.json").read_text())
     assert (run["budget"], run["budget_steps"], run["steps"]) == (1000, 768, 768)
     assert run["budget_note"] in lines[0] and run["budget_rounding"] == "down"
+    # published records name the suite's own files and the CLI, not this machine's folders
+    assert run["hyperparams_file"] == "baselines/hyperparams/ppo.yaml"
     assert run["eval_every"] == run["checkpoint_every"] == 512  # 300, at rollout boundaries
     steps = [int(line.split(",")[0]) for line in (run_dir / "curve.csv").read_text().split()[1:]]
     assert steps == [0, 512, 768]
@@ -121,4 +123,15 @@ def test_an_off_policy_budget_not_above_learning_starts_is_refused(tmp_path):
     assert "--budget 700 is not above learning_starts 1,000" in " ".join(result.output.split())
     assert "pass --budget 1001 or more" in " ".join(result.output.split())
     assert not (tmp_path / "CartPole-v1" / "dqn" / "seed-0" / "curve.csv").exists()
+
+
+@pytest.mark.parametrize(("argv0", "shown"), [
+    ("/home/me/.venv/bin/rlbench", "rlbench"),
+    ("/home/me/clone/rlbench_suite/cli/__main__.py", "rlbench"),  # python -m rlbench_suite.cli
+    ("scripts/train_zoo.py", "scripts/train_zoo.py"),
+])  # fmt: skip
+def test_a_recorded_command_names_the_cli_not_a_local_path(argv0, shown):
+    from rlbench_suite.core.provenance import program
+
+    assert program(argv0) == shown
 

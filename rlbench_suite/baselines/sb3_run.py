@@ -40,6 +40,7 @@ from rlbench_suite.baselines.training_envs import (
 )
 from rlbench_suite.core.provenance import package_versions
 from rlbench_suite.paths import runs_dir
+from rlbench_suite.resources import shown_path
 
 RUN_FILE = "run.json"
 RUN_SCHEMA_VERSION = 1
@@ -231,7 +232,7 @@ class Run:
             "budget_rounding": self.plan.rounding if self.plan else "down",
             "budget_note": self.plan.notice() if self.plan else None,
             "hyperparams": self.params.as_dict(),
-            "hyperparams_file": str(self.params.path) if self.params.path else None,
+            "hyperparams_file": shown_path(self.params.path) if self.params.path else None,
             "hyperparams_sha256": self.params.sha256,
             "eval_every": self.eval_every,
             "eval_episodes": self.config.eval_episodes,

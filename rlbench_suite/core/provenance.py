@@ -78,6 +78,15 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def program(argv0: str) -> str:
+    """The program of a command as a reader would type it: ``rlbench`` for the CLI (its
+    console script or ``python -m rlbench_suite.cli``), not a path on this machine."""
+    path = argv0.replace("\\", "/")
+    if path.rsplit("/", 1)[-1] == "rlbench" or path.endswith("rlbench_suite/cli/__main__.py"):
+        return "rlbench"
+    return argv0
+
+
 def collect(started: dt.datetime | None = None, command: list[str] | None = None) -> Provenance:
     """The provenance of the current process (``finished`` is filled in at the end)."""
     packages = dict(package_versions())
@@ -90,6 +99,6 @@ def collect(started: dt.datetime | None = None, command: list[str] | None = None
         platform=platform.platform(),
         cpu=cpu_model(),
         cpu_count=os.cpu_count() or 1,
-        command=list(command if command is not None else sys.argv),
+        command=list(command if command is not None else [program(sys.argv[0]), *sys.argv[1:]]),
         started=started or dt.datetime.now(dt.UTC),
     )
