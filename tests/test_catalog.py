@@ -151,6 +151,9 @@ def test_unknown_id_suggests_closest():
     assert "Did you mean: rlbench/HalfCheetah-v5" in str(info.value)
     with pytest.raises(UnknownEnvError, match="rlbench/MiniGrid-DoorKey-8x8-v0"):
         get_card("minigrid-doorkey-8x8-v0")
+    with pytest.raises(UnknownEnvError, match=r"'rlbench/KitchenOwnContribution-v0' is a "
+                       r"wrapper, not an environment id: .*docs/wrappers\.md"):  # fmt: skip
+        get_card("rlbench/KitchenOwnContribution-v0")
 
 
 def test_id_forms_accepted():

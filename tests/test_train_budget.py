@@ -135,3 +135,14 @@ def test_a_recorded_command_names_the_cli_not_a_local_path(argv0, shown):
 
     assert program(argv0) == shown
 
+
+
+def test_resuming_a_finished_run_with_another_budget_says_it_cannot_be_extended(tmp_path):
+    args = ["train", CARTPOLE, "--algo", "ppo", "--eval-episodes", "1", "--final-episodes", "2",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert CliRunner().invoke(app, [*args, "--budget", "512"]).exit_code == 0
+    again = CliRunner().invoke(app, [*args, "--budget", "1024", "--resume"])
+    assert again.exit_code != 0
+    said = " ".join(again.output.split())
+    assert "has finished already; nothing to resume (its budget was 512, not 1,024: a run " in said
+    assert "cannot be extended; train a new one with another --out or --seed)" in said

@@ -330,7 +330,12 @@ class Run:
             raise TrainError(f"nothing to resume: no {RUN_FILE} in {self.dir}")
         self.record = json.loads(record_file.read_text(encoding="utf-8"))
         if self.record.get("status") == "finished":
-            raise TrainError(f"the run in {self.dir} has finished already; nothing to resume")
+            recorded = self.record.get("budget")
+            other = (f" (its budget was {recorded:,}, not {self.budget:,}: a run cannot be "
+                     "extended; train a new one with another --out or --seed)"
+                     if isinstance(recorded, int) and recorded != self.budget else "")  # fmt: skip
+            raise TrainError(f"the run in {self.dir} has finished already; nothing to "
+                             f"resume{other}")  # fmt: skip
         checkpoint = checkpoints.latest_checkpoint(self.dir)
         if checkpoint is None:
             model, state = self.new_model(), None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlbench_suite.core.cards import SUITE_NAMESPACE, CardError, EnvCard, load_cards_with_paths
+from rlbench_suite.core.wrapper_names import WRAPPERS
 
 
 class UnknownEnvError(LookupError):
@@ -148,6 +149,12 @@ def get_card(
         return catalog[key]
     if key in RENAMED:
         raise RenamedEnvError(renamed_message(key))
+    if env_id in WRAPPERS:
+        raise UnknownEnvError(
+            f"{env_id!r} is a wrapper, not an environment id: wrappers go in a card's stack, a "
+            "policy's recorded stack or a hyperparameter entry (docs/wrappers.md). Run "
+            "`rlbench list` to see the environment ids."
+        )
     candidates = [c.id for c in catalog.values() if suggest is None or suggest(c)]
     raise UnknownEnvError(unknown_id_message(
         kind, env_id, candidates, catalog_errors(), "rlbench list"))  # fmt: skip
