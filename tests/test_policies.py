@@ -194,6 +194,11 @@ def test_make_policy_random_uses_its_own_copy_of_the_action_space():
         ("module:json", ValueError, "expected 'package.module:attribute'"),
         ("module:json:__name__", ValueError, "not a Policy, a Policy class or a callable"),
         ("baseline:nope", ValueError, "unknown baseline 'nope'; available: "),
+        (
+            "baseline:KitchenHeldOut-v0/shared_ppo/seed-0",  # scored there, trained on Kitchen
+            ValueError,
+            r"did you mean: Kitchen-v0/shared_ppo/seed-0.*\? \(\d+ baselines are available\)$",
+        ),
     ],
 )
 def test_make_policy_errors_name_the_spec_and_what_is_accepted(spec, error, expected):

@@ -62,10 +62,10 @@ def resolve_baseline(name: str) -> Path:
                 return folder / file
     known = available_baselines()
     close = difflib.get_close_matches(name, known, n=3)
-    raise ValueError(
-        f"unknown baseline {name!r}; available: {_grouped(known) or 'none yet'}"
-        + (f"; did you mean: {', '.join(close)}" if close else "")
-    )
+    if close:  # the likely ones, not a list of every seed of every card
+        raise ValueError(f"unknown baseline {name!r}; did you mean: {', '.join(close)}? "
+                         f"({len(known)} baselines are available)")  # fmt: skip
+    raise ValueError(f"unknown baseline {name!r}; available: {_grouped(known) or 'none yet'}")
 
 
 def _grouped(names: list[str]) -> str:
