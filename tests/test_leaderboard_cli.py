@@ -161,6 +161,19 @@ def test_submit_checks_the_policy_file_before_sending_anything(tmp_path):
     done = run_cli("submit", str(result), *server, "--policy", str(other), env=env)
     message = " ".join(done.stderr.split())
     assert done.returncode == 2 and "is not the policy the result was evaluated with" in message
+    # metadata the server would refuse (a wrapper's nested kwargs) is said before sending
+    doc = json.loads(result.read_text())
+    doc["policy"]["wrappers"] = [{"name": "rlbench/KitchenOwnContribution-v0",
+                                  "kwargs": {"bonus": {"pot": 2.0}}}]  # fmt: skip
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps(doc))
+    own = REPO / "baselines/policies/CartPole-v1/ppo/seed-0/policy.onnx"
+    done = run_cli("submit", str(nested), *server, "--policy", str(own), env=env)
+    message = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the policy's metadata (from the result's policy record) would be refused: " \
+        "wrappers.0.kwargs.bonus: must be a number, true/false, a string or null; nothing was " \
+        "sent" in message
 
 
 def test_migrate_names_the_revisions_and_goes_back_only_when_asked(tmp_path):

@@ -311,19 +311,26 @@ def submit_files(server: str, token: str, result: Path, policy: Path | None,
     import json
 
     from rlbench_suite.core.result import ResultError, load_result
-    from rlbench_suite.leaderboard.client import SubmitError, submit_policy, submit_result
+    from rlbench_suite.leaderboard.client import (
+        SubmitError,
+        check_policy_metadata,
+        policy_metadata,
+        submit_policy,
+        submit_result,
+    )
     from rlbench_suite.leaderboard.store import default_method_name
 
     try:
         doc = load_result(result)
         if policy is not None:
             _check_policy_file(policy, doc.policy.get("artifact_sha256"))
+            data = json.loads(doc.model_dump_json())
+            name = method or default_method_name(data["policy"])
+            check_policy_metadata(policy_metadata(data, name))
         answer = submit_result(server, token, result, method)
         state = "stored" if answer["created"] else "already there"
         console.print(f"result {state} ({answer['verification']}): {answer['url']}", soft_wrap=True)
         if policy is not None:
-            data = json.loads(doc.model_dump_json())
-            name = method or default_method_name(data["policy"])
             queued = submit_policy(server, token, policy, data, name)
             what = "queued for verification" if queued["created"] else (
                 f"already submitted (verification {queued['state']})")  # fmt: skip

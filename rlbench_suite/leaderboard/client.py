@@ -56,18 +56,43 @@ def submit_result(server: str, token: str, result: Path, method: str | None) -> 
     )
 
 
-def submit_policy(
-    server: str, token: str, policy: Path, result: dict[str, Any], method: str
-) -> dict[str, Any]:
-    """POST an ONNX policy with the metadata of the Result it produced; queued to verify."""
+def policy_metadata(result: dict[str, Any], method: str) -> dict[str, Any]:
+    """The ``metadata`` a policy submission sends, from the Result the policy produced."""
     identity = result.get("policy", {})
-    metadata = {
+    return {
         "env_id": result["env_id"],
         "method": method,
         "training_budget_steps": result.get("training_budget_steps"),
         "train_seeds": identity.get("train_seeds", []),
         "wrappers": identity.get("wrappers", []),
     }
+
+
+def check_policy_metadata(metadata: dict[str, Any]) -> None:
+    """Refuse, before anything is sent, metadata the server would refuse (its own model):
+    a :class:`SubmitError` naming the first field and why."""
+    from pydantic import ValidationError
+
+    from rlbench_suite.leaderboard.artifacts import PolicyMetadata
+
+    try:
+        PolicyMetadata.model_validate(metadata)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        parts = [str(p) for p in first["loc"]]
+        tags = ("int", "float", "bool", "str")  # pydantic's union members: a scalar was wanted
+        scalar = next((i for i, p in enumerate(parts) if p in tags), None)
+        why = first["msg"] if scalar is None else "must be a number, true/false, a string or null"
+        where = ".".join(parts if scalar is None else parts[:scalar])
+        raise SubmitError(f"the policy's metadata (from the result's policy record) would be "
+                          f"refused: {where}: {why}; nothing was sent") from None
+
+
+def submit_policy(
+    server: str, token: str, policy: Path, result: dict[str, Any], method: str
+) -> dict[str, Any]:
+    """POST an ONNX policy with the metadata of the Result it produced; queued to verify."""
+    metadata = policy_metadata(result, method)
     return _post(
         server,
         "/api/submissions",
