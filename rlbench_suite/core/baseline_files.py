@@ -9,6 +9,9 @@ from pathlib import Path
 from rlbench_suite.resources import content_dir
 
 BASELINE_FILES = ("policy.onnx", "policy.zip")
+MAX_LISTED = 300
+"""Characters of available names an unknown-baseline error lists in full; past it, only the
+closest names are offered (the shipped zoo has hundreds)."""
 TRAINED = "policies"
 """Trained baselines live in ``baselines/policies/<env-name>/<algo>/seed-<S>/`` (as
 ``rlbench train`` writes a run) and are named ``<env-name>/<algo>/seed-<S>``."""
@@ -62,10 +65,14 @@ def resolve_baseline(name: str) -> Path:
                 return folder / file
     known = available_baselines()
     close = difflib.get_close_matches(name, known, n=3)
-    if close:  # the likely ones, not a list of every seed of every card
+    grouped = _grouped(known)
+    if close and len(grouped) > MAX_LISTED:  # the likely ones, not every seed of every card
         raise ValueError(f"unknown baseline {name!r}; did you mean: {', '.join(close)}? "
                          f"({len(known)} baselines are available)")  # fmt: skip
-    raise ValueError(f"unknown baseline {name!r}; available: {_grouped(known) or 'none yet'}")
+    raise ValueError(
+        f"unknown baseline {name!r}; available: {grouped or 'none yet'}"
+        + (f"; did you mean: {', '.join(close)}" if close else "")
+    )
 
 
 def _grouped(names: list[str]) -> str:
