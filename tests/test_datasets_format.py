@@ -230,8 +230,15 @@ def test_a_rebuild_gives_the_same_content_hash_and_bytes(tmp_path):
 
 
 def test_minari_reads_our_files(tmp_path, monkeypatch):
+    import h5py
+
     minari = pytest.importorskip("minari")
-    card = built_card(small_card(episodes=3), tmp_path)
+    card = built_card(small_card(episodes=3, epsilon=0.0), tmp_path)
+    with h5py.File(dataset_folder(card, tmp_path) / DATA_FILE, "r") as file:
+        # the expert's episodes all last 500 steps: their rewards, terminations and
+        # truncations are one dataset each, hard-linked from the three episodes
+        for key in ("rewards", "terminations", "truncations"):
+            assert h5py.h5o.get_info(file[f"episode_2/{key}"].id).rc == 3
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
     dataset = minari.load_dataset(card.id)
     assert (dataset.total_episodes, dataset.total_steps) == (3, card.steps)

@@ -47,20 +47,22 @@ def _varied(count: int = 12) -> list[Episode]:
 
 
 def _layout(path: Path) -> dict[str, tuple]:
-    """Every object's name, with its dtype and shape (datasets) and attributes."""
+    """Every object's name (each name of an object linked from several groups), with its
+    dtype and shape (datasets) and attributes."""
     found: dict[str, tuple] = {}
+
+    def walk(name: str, node: h5py.Group | h5py.Dataset) -> None:
+        attrs = tuple(sorted(node.attrs.items()))
+        if isinstance(node, h5py.Dataset):
+            found[name] = (node.dtype, node.shape, attrs)
+            np.asarray(node[()])  # every value decodes
+            return
+        found[name] = attrs
+        for key in node:
+            walk(f"{name.rstrip('/')}/{key}", node[key])
+
     with h5py.File(path, "r") as file:
-        found["/"] = tuple(sorted(file.attrs.items()))
-
-        def visit(name: str, node: object) -> None:
-            attrs = tuple(sorted(node.attrs.items()))  # type: ignore[attr-defined]
-            if isinstance(node, h5py.Dataset):
-                found[name] = (node.dtype, node.shape, attrs)
-                np.asarray(node[()])  # every value decodes
-            else:
-                found[name] = attrs
-
-        file.visititems(visit)
+        walk("/", file)
     return found
 
 
@@ -74,6 +76,67 @@ def test_encoded_files_hold_what_the_library_writer_writes(tmp_path):
     assert content_hash(back) == content_hash(episodes)
     assert [e.seed for e in back] == [e.seed for e in episodes]
     assert (tmp_path / "encoded.hdf5").read_bytes()[9:11] == b"\x04\x04"  # 4-byte addresses
+
+
+def test_equal_arrays_are_one_dataset_linked_from_each_episode(tmp_path):
+    path = tmp_path / "d.hdf5"
+    episodes = _varied()  # episodes of one length share their (arange(n) == n - 1) and zeros
+    write_episodes(path, episodes)
+    with h5py.File(path, "r") as file:
+        first, again = file["episode_2/terminations"], file["episode_6/terminations"]
+        assert h5py.h5o.get_info(first.id).addr == h5py.h5o.get_info(again.id).addr
+        assert h5py.h5o.get_info(first.id).rc == 3  # episodes 2, 6 and 10
+        observations = [h5py.h5o.get_info(file[f"episode_{i}/observations"].id).addr
+                        for i in range(len(episodes))]  # fmt: skip
+        assert len(set(observations)) == len(episodes)
+    with h5py.File(path, "r+") as file:  # HDF5 counts the links: the data outlives a group
+        del file["episode_2"], file["episode_6"]
+        assert h5py.h5o.get_info(file["episode_10/terminations"].id).rc == 1
+    rest = [e for i, e in enumerate(episodes) if i not in (2, 6)]
+    assert content_hash(read_episodes(path)) == content_hash(rest)
+
+
+def _type_counts(file: h5py.File) -> list[tuple[int, int]]:
+    """Of each committed datatype: how many datasets (each object once) and attributes use
+    it, and the reference count HDF5 keeps of it."""
+    users: dict[int, list] = {}
+    objects = set()
+
+    def add(kind: h5py.h5t.TypeID) -> None:
+        if kind.committed():
+            users.setdefault(h5py.h5o.get_info(kind).addr, [0, kind])[0] += 1
+
+    def walk(node: h5py.Group | h5py.Dataset) -> None:
+        address = h5py.h5o.get_info(node.id).addr
+        if address in objects:
+            return
+        objects.add(address)
+        for name in node.attrs:
+            add(h5py.h5a.open(node.id, name.encode()).get_type())
+        if isinstance(node, h5py.Dataset):
+            add(node.id.get_type())
+        else:
+            for key in node:
+                walk(node[key])
+
+    walk(file)
+    return [(count, h5py.h5o.get_info(kind).rc) for count, kind in users.values()]
+
+
+def test_datatypes_used_often_are_committed_once_and_counted(tmp_path):
+    path = tmp_path / "d.hdf5"
+    episodes = _varied(20)
+    write_episodes(path, episodes)
+    with h5py.File(path, "r") as file:
+        assert file["episode_0/observations"].id.get_type().committed()  # uint8: 10 users
+        assert file["episode_3"].attrs.get_id("seed").get_type().committed()
+        counts = _type_counts(file)
+        assert len(counts) >= 3 and all(users == rc for users, rc in counts)
+    with h5py.File(path, "r+") as file:  # HDF5 releases a type's users one by one
+        for index in range(1, 20):
+            del file[f"episode_{index}"]
+        assert all(users == rc for users, rc in _type_counts(file))
+    assert content_hash(read_episodes(path)) == content_hash(episodes[:1])
 
 
 def test_an_array_of_one_value_is_its_fill_value(tmp_path):

@@ -16,7 +16,10 @@ plugins. Episodes of plain numeric arrays are encoded directly
 through h5py: every array one chunk (one episode; at most :data:`MAX_CHUNK_BYTES`), shuffled
 and gzipped, dataset headers without room for attributes (:func:`_no_attributes_hint`).
 Version 1 (no attribute) was contiguous and uncompressed in the oldest format; it reads the
-same. A file of a newer version is refused with a message naming both versions.
+same. A file of a newer version is refused with a message naming both versions. The version
+changes when a reader of the previous one could not read the files: the encoder's later
+choices within the format (one dataset hard-linked from the episodes that hold equal arrays,
+the shuffle filter's element a whole row) kept version 2, since h5py follows them unaided.
 
 The same episodes always give the same bytes: no timestamps (``track_times=False``), fixed
 filters and chunks, datasets in a fixed order, and a metadata file with sorted keys. The
