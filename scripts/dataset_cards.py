@@ -11,6 +11,11 @@ the medium level (D4RL's recipe; :data:`REPLAY`, ``rlbench_suite.datasets.replay
 planned is the zoo run's (``baselines/zoo.yaml``; its schedules depend on it) and the run stops at
 the first step (after 0) at which that run's learning curve (same algorithm and seed),
 ``baselines/results/<Env>/<algo>/seed-<S>/curve.csv``, reaches the medium card's mean return.
+A run with no zoo run of its own (:data:`PILOTS`: CoopNav's joint data comes from parameter
+sharing, every agent the shared policy, while its zoo run trains agent_0 among scripted
+partners) is first run once as a pilot with every game recorded (:func:`pilot_curve`); its
+curve, the mean return of the episodes each rollout collected, is committed beside the card
+and read the same way, so the stop is the end of the first rollout whose data reaches medium.
 Reference returns come from the env card where its primary metric is the return; otherwise
 (QuadHover: success rate) or the data is joint (CoopNav: every agent's, the return the
 agents' mean) they are measured here over the reference seeds.
@@ -88,11 +93,17 @@ REPLAY = {
     "rlbench/Hopper-v5": ("fast_ppo", 0, 8),
     "rlbench/Swimmer-v5": ("fast_ppo", 0, 8),
     "rlbench/ArmPush-v0": ("ppo", 0, 8),
+    "rlbench/CoopNav-v0": ("shared_ppo", 0, 4),
 }  # fmt: skip
 """env id -> (algo, seed, recorded envs) of the medium-replay training run (module doc): the
 zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once;
-ArmPush's on its train split, as the zoo trains it). CoopNav has none: its zoo run trains
-agent_0 among scripted partners, not the joint team that CoopNav's data holds."""
+ArmPush's on its train split, as the zoo trains it); CoopNav's a pilot's (:data:`PILOTS`), 4
+of its 64 games (about 7 MB a game)."""
+PILOTS = {"rlbench/CoopNav-v0": 8_000_000}
+"""env id -> the planned budget of a medium-replay run with no zoo run to read the stop from
+(module doc). CoopNav's shared_ppo entry plans 2M steps, where the team's data is still at
+about -24 (the medium data: -20.4); its learning rate is constant, so the budget planned
+changes nothing before the stop."""
 REPLAY_NOTES = {
     "rlbench/Ant-v5": "Its mean return is below the random data's: the early policy's "
                       "Gaussian actions, clipped to [-1, 1], cost about twice the control cost "
@@ -101,6 +112,15 @@ REPLAY_NOTES = {
     "rlbench/QuadHover-v0": "fast_ppo trains on the card's batched NumPy backend "
                             "(QuadHoverVectorEnv), so this data is what that backend emitted, "
                             "not PyBullet (same spaces; the other QuadHover kinds are PyBullet).",
+    "rlbench/CoopNav-v0": "Joint data of the Parallel env (3 agents), as the other CoopNav "
+                          "kinds: every agent's observation, action and reward per step (a "
+                          "group per agent), the return the mean over agents and the "
+                          "references the team's. The run is parameter sharing on the card's "
+                          "batched backend (CoopNavVectorEnv, the same games as the Parallel "
+                          "env: slot g * 3 + i is agent_i of game g), every agent the shared "
+                          "policy: the team learning together. Game g is first reset with "
+                          "seed + g, later by autoreset; stop counts agent steps (192 a "
+                          "cycle of the 64 games).",
     "rlbench/TextAdventureEasy-v0": "Recorded under the training wrappers (AdmissibleActions-v1, "
                                     "HashedBagOfWords-v0): observations and commands as strings, "
                                     "as the env emitted and received them.",
@@ -213,6 +233,54 @@ def replay_budget(curve: Path, level: float) -> tuple[int, float]:
     raise SystemExit(f"{curve} never reaches the medium level {level}")
 
 
+def _run_card(medium, env_id: str, training: dict):
+    """A medium-replay card of ``env_id`` for ``training`` (the pilot's, before its stop)."""
+    from rlbench_suite.core.dataset_cards import DatasetCard
+
+    env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
+    return DatasetCard.model_validate({
+        "id": f"rlbench/{env_name}-medium-replay-v0", "env_id": env_id, "kind": "medium-replay",
+        "description": "The pilot of a medium-replay run.", "source": {"training": training},
+        "build": {"command": "pilot"}, "reference": medium.reference.model_dump(),
+    })  # fmt: skip
+
+
+def pilot_curve(medium, env_id: str, algo: str, seed: int, budget: int, path: Path) -> None:
+    """Run the medium-replay run once with every env (game) recorded, for the whole rollouts
+    of ``budget``, and write ``path``: per rollout, the mean return of the episodes that
+    ended in it (of joint data the agents' mean), their std and count (:data:`PILOTS`)."""
+    import csv
+
+    import numpy as np
+
+    from rlbench_suite.baselines.algorithms import get_algorithm
+    from rlbench_suite.baselines.hyperparams import load_hyperparams
+    from rlbench_suite.datasets.joint import make_joint_env
+    from rlbench_suite.datasets.replay import record_training
+
+    entry = load_hyperparams(get_algorithm(algo), env_id)
+    game = make_joint_env(env_id) if is_joint(env_id) else None
+    agents = 1 if game is None else len(game.possible_agents)
+    rollout = entry.entry.n_envs * agents * int(entry.algo_kwargs["n_steps"])
+    training = {"algo": algo, "hyperparams": env_id, "seed": seed, "budget": budget,
+                "stop": budget // rollout * rollout, "recorded_envs": entry.entry.n_envs}
+    rows = []
+
+    def on_rollout(steps: int, episodes: list) -> None:
+        returns = np.array([e.total_return for e in episodes])
+        rows.append({"step": steps, "episodes": len(returns),
+                     "mean_return": round(float(returns.mean()), 6),
+                     "std_return": round(float(returns.std()), 6)})  # fmt: skip
+        print(rows[-1], flush=True)
+
+    record_training(_run_card(medium, env_id, training), on_rollout=on_rollout)
+    with path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, ["step", "episodes", "mean_return", "std_return"])
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {path}")
+
+
 def replay_cards(only: list[str]) -> None:
     """Write the missing medium-replay cards (of ``only``, else of every :data:`REPLAY` env)."""
     from rlbench_suite.baselines.algorithms import get_algorithm
@@ -228,31 +296,47 @@ def replay_cards(only: list[str]) -> None:
         medium = load_dataset_card(ROOT / env_name / "medium.toml")
         if medium.mean_return is None:
             raise SystemExit(f"build {medium.id} first: its mean return sets the replay budget")
-        curve = RESULTS / env_id.split("/")[1] / algo / f"seed-{seed}" / "curve.csv"
+        if env_id in PILOTS:
+            budget = PILOTS[env_id]
+            curve = ROOT / env_name / "medium-replay-curve.csv"
+            if not curve.exists():
+                pilot_curve(medium, env_id, algo, seed, budget, curve)
+        else:
+            curve = RESULTS / env_id.split("/")[1] / algo / f"seed-{seed}" / "curve.csv"
+            budget = json.loads((curve.parent / "run.json").read_text(encoding="utf-8"))["budget"]
         stop, reached = replay_budget(curve, medium.mean_return)
-        run = json.loads((curve.parent / "run.json").read_text(encoding="utf-8"))
         n_envs = load_hyperparams(get_algorithm(algo), env_id).entry.n_envs
         dataset_id = f"rlbench/{env_name}-medium-replay-v0"
-        which = (f"all {n_envs} envs" if recorded == n_envs
-                 else f"the first {recorded} of {n_envs} envs")  # fmt: skip
+        envs = "games" if is_joint(env_id) else "envs"
+        which = (f"all {n_envs} {envs}" if recorded == n_envs
+                 else f"the first {recorded} of {n_envs} {envs}")  # fmt: skip
+        command = f"`rlbench train {env_id} --algo {algo} --seed {seed} --budget {budget}`"
+        if env_id in PILOTS:
+            where = (f"the end of the first rollout whose episodes (all {n_envs} {envs}) reach "
+                     f"the medium data's mean return {medium.mean_return:g} ({reached:g}) in a "
+                     f"pilot of the same run ({curve.relative_to(ROOT.parent).as_posix()}: per "
+                     "rollout, the mean return of the episodes that ended in it)")  # fmt: skip
+        else:
+            where = (f"where that run's learning curve in the zoo first reaches the medium "
+                     f"data's mean return {medium.mean_return:g} ({reached:g})")  # fmt: skip
         doc = tomlkit.document()
         doc["id"] = dataset_id
         doc["env_id"] = env_id
         doc["kind"] = "medium-replay"
         doc["description"] = (
             f"Medium-replay data of {env_id}: every episode that {which} completed while "
-            f"`rlbench train {env_id} --algo {algo} --seed {seed} --budget {run['budget']}` "
-            f"trained from scratch, stopped at {stop} steps, where that run's learning curve "
-            f"in the zoo first reaches the medium data's mean return {medium.mean_return:g} "
-            f"({reached:g})."
+            f"{command} trained from scratch, stopped at {stop} "
+            f"{'agent steps' if is_joint(env_id) else 'steps'}, {where}."
         )
-        notes = " ".join(n[env_id] for n in (REPLAY_NOTES, NOTES) if env_id in n)
+        # joint data: the replay note replaces the policies' joint-data note
+        sources = (REPLAY_NOTES,) if is_joint(env_id) else (REPLAY_NOTES, NOTES)
+        notes = " ".join(n[env_id] for n in sources if env_id in n)
         if notes:
             doc["description"] += " " + notes
         doc["remotes"] = []
         training = tomlkit.table()
         training.update({"algo": algo, "hyperparams": env_id, "seed": seed,
-                         "budget": run["budget"], "stop": stop, "recorded_envs": recorded,
+                         "budget": budget, "stop": stop, "recorded_envs": recorded,
                          "curve": curve.relative_to(ROOT.parent).as_posix(),
                          "curve_return": round(reached, 6)})  # fmt: skip
         source = tomlkit.table()

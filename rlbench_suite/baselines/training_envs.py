@@ -89,11 +89,14 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
 class Recorder(Protocol):
     """Something that watches a run's envs as they emit (``datasets.replay``): each copy of a
     synchronous vector env passes through :meth:`env` (under the training wrappers), a native
-    vector backend through :meth:`vector`."""
+    vector backend through :meth:`vector`, parameter sharing's batched multi-agent backend
+    (one slot per agent of each game) through :meth:`games`."""
 
     def env(self, env: gym.Env) -> gym.Env: ...
 
     def vector(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv: ...
+
+    def games(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv: ...
 
 
 def batched_agent_view(card: EnvCard, n: int, **kwargs: Any) -> gym.vector.VectorEnv | None:
@@ -158,21 +161,29 @@ def make_training_env(
     if asked. Parameter sharing (``algo.shared``): one slot per agent of ``n_envs`` games
     (shared_ppo.py); a league (``algo.league``): ``n_envs`` views whose opponents are drawn
     from the league, which the VecEnv carries as ``.league`` (league.py). ``recorder``: see
-    :func:`make_vector_env` (refused with parameter sharing and leagues)."""
+    :func:`make_vector_env`; with parameter sharing, the batched backend's games
+    (:meth:`Recorder.games`: every agent is the shared policy, so a game is joint data; refused
+    where partners or game wrappers take the Parallel game instead); refused with leagues."""
     from gymnasium.vector import AutoresetMode
 
     from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
     n, same_step = params.entry.n_envs, {"autoreset_mode": AutoresetMode.SAME_STEP}
     league = None
-    if recorder is not None and algo is not None and (algo.shared or algo.league):
+    if recorder is not None and algo is not None and algo.league:
         raise TrainError(f"--algo {algo.name}'s envs cannot be recorded (one agent's view)")
     if algo is not None and algo.shared:
-        from rlbench_suite.baselines.shared_ppo import shared_vector_env
+        from rlbench_suite.baselines.shared_ppo import plays_batched, shared_vector_env
 
-        venv = shared_vector_env(
-            card, n, params.entry.partners, params.entry.game_wrappers, **same_step
-        )
+        entry = params.entry
+        if recorder is not None and not plays_batched(card, entry.partners, entry.game_wrappers):
+            raise TrainError(
+                f"--algo {algo.name} on {card.id} is recorded on the card's batched backend only, "
+                "every agent the shared policy (no partners or game_wrappers in its entry): "
+                "joint data needs every agent of a game"
+            )
+        venv = shared_vector_env(card, n, entry.partners, entry.game_wrappers, **same_step)
+        venv = venv if recorder is None else recorder.games(venv)
     elif algo is not None and algo.league:
         from rlbench_suite.baselines.league import league_vector_env, make_league
 

@@ -83,6 +83,7 @@ def list_datasets(cache: CacheOption = None) -> None:
 def info(dataset_id: str, cache: CacheOption = None) -> None:
     """Everything the card says, and where the dataset is in the cache."""
     from rlbench_suite.datasets.cache import dataset_folder, is_cached
+    from rlbench_suite.datasets.joint import is_joint
 
     card = _card(dataset_id)
     console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
@@ -97,7 +98,8 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
         console.print(f"source: training run `rlbench train {card.env_id} --algo {run.algo} "
                       f"--seed {run.seed} --budget {run.budget}` ({run.hyperparams} "
                       f"hyperparameters) stopped at {run.stop} steps, its first "
-                      f"{run.recorded_envs} envs recorded"
+                      f"{run.recorded_envs} {'games' if is_joint(card.env_id) else 'envs'} "
+                      "recorded"
                       + (f"; curve {run.curve}: {number(run.curve_return)} at the stop"
                          if run.curve else "")
                       + ("" if run.deterministic else "; not deterministic"),
@@ -165,9 +167,12 @@ def build_command(
                   highlight=False)  # fmt: skip
     if out.replay is not None:
         r = out.replay
-        console.print(f"training run: {r.training_steps} steps; the recorded envs took "
-                      f"{r.recorded_steps}: {out.steps} in the {out.episodes} complete episodes, "
-                      f"{r.open_steps} in episodes still running at the stop (left out)",
+        run, took = (f"{r.training_steps} steps", f"the recorded envs took {r.recorded_steps}")
+        if r.agents > 1:  # joint data: the run's slots are agents, a recorded game one episode
+            run = f"{r.training_steps} agent steps ({r.agents} agents a game)"
+            took = f"the recorded games took {r.recorded_steps} joint steps"
+        console.print(f"training run: {run}; {took}: {out.steps} in the {out.episodes} complete "
+                      f"episodes, {r.open_steps} in episodes still running at the stop (left out)",
                       highlight=False)  # fmt: skip
     console.print(f"content sha256 {out.content_sha256}", highlight=False)
     for f in out.files:

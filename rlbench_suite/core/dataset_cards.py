@@ -90,7 +90,10 @@ class TrainingRun(_Model):
         "and recording ends: SB3 at the first env step at or past it, fast_ppo at the first "
         "update at or past it",
     )  # fmt: skip
-    recorded_envs: int = Field(gt=0, description="the first k sub-envs are recorded")
+    recorded_envs: int = Field(
+        gt=0, description="the first k sub-envs are recorded (of joint data, parameter "
+        "sharing's games: each game's agents make one joint episode)",
+    )  # fmt: skip
     curve: str | None = Field(
         None, description="the learning curve the budget was read from (a path in the suite)"
     )

@@ -2,13 +2,16 @@
 
 :class:`RecordEpisodes` wraps one env (a trainer's wrappers, and any normalization, go on top
 of it); :class:`RecordVectorEpisodes` wraps a vector env in ``SAME_STEP`` autoreset (a native
-batched backend) and records its first ``k`` sub-envs. Both hand every completed episode to
-one :class:`EpisodeSink`, in the order the episodes ended (sub-envs in index order within a
-step), with terminations and truncations apart and the true final observation (a single
-env's own last step; a vector env's ``info["final_obs"]``, not the reset observation that
-``SAME_STEP`` returns in its place). An episode still running when the driver stops is left
-out: :attr:`EpisodeSink.open_steps` counts its steps, so recorded + open steps are exactly the
-steps the recorded envs took.
+batched backend) and records its first ``k`` sub-envs; :class:`RecordJointEpisodes` wraps one
+whose slots are the agents of games (parameter sharing's batched multi-agent backend) and
+records its first ``k`` games as joint episodes (every agent's observation, action and reward
+per step, the team's ends: :mod:`~rlbench_suite.datasets.joint`'s layout). Each hands every
+completed episode to one :class:`EpisodeSink`, in the order the episodes ended (sub-envs or
+games in index order within a step), with terminations and truncations apart and the true
+final observation (a single env's own last step; a vector env's ``info["final_obs"]``, not
+the reset observation that ``SAME_STEP`` returns in its place). An episode still running
+when the driver stops is left out: :attr:`EpisodeSink.open_steps` counts its steps, so recorded
++ open steps are exactly the steps the recorded envs took.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class _Track:
         self.seed: int | None = None
         self.observations: list[Any] = []
         self.actions: list[Any] = []
-        self.rewards: list[float] = []
+        self.rewards: list[Any] = []
         self.terminations: list[bool] = []
         self.truncations: list[bool] = []
 
@@ -61,19 +64,21 @@ class _Track:
         self.observations, self.actions, self.rewards = [_snapshot(obs)], [], []
         self.terminations, self.truncations = [], []
 
-    def step(self, action: Any, obs: Any, reward: float, terminated: bool, truncated: bool) -> None:
+    def step(self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool) -> None:
+        """One step; ``reward`` a number, or of joint data ``{agent: number}``."""
         if not self.observations:
             raise RuntimeError("a recorded env stepped before its first reset")
         self.observations.append(_snapshot(obs))
         self.actions.append(_snapshot(action))
-        self.rewards.append(float(reward))
+        self.rewards.append({k: float(v) for k, v in reward.items()}
+                            if isinstance(reward, dict) else float(reward))  # fmt: skip
         self.terminations.append(bool(terminated))
         self.truncations.append(bool(truncated))
         if terminated or truncated:
             self.sink.add(self.index, Episode(
                 observations=stack_values(self.observations, self.sink.observation_space),
                 actions=stack_values(self.actions, self.sink.action_space),
-                rewards=np.asarray(self.rewards, dtype=np.float64),
+                rewards=_stack_rewards(self.rewards),
                 terminations=np.asarray(self.terminations, dtype=bool),
                 truncations=np.asarray(self.truncations, dtype=bool),
                 seed=self.seed,
@@ -94,6 +99,7 @@ class EpisodeSink:
         self.origins: list[int] = []
         """The recorded env (its number) of each episode."""
         self.tracks: list[_Track] = []
+        self.drained_steps = 0
 
     def track(self) -> _Track:
         """A new env's track (recorded envs are numbered in the order they ask)."""
@@ -104,10 +110,16 @@ class EpisodeSink:
         self.episodes.append(episode)
         self.origins.append(origin)
 
+    def drain(self) -> list[Episode]:
+        """The completed episodes so far, no longer kept (:attr:`steps` still counts them)."""
+        episodes, self.episodes, self.origins = self.episodes, [], []
+        self.drained_steps += sum(len(e) for e in episodes)
+        return episodes
+
     @property
     def steps(self) -> int:
-        """Steps of the completed episodes."""
-        return sum(len(e) for e in self.episodes)
+        """Steps of the completed episodes (drained ones included)."""
+        return self.drained_steps + sum(len(e) for e in self.episodes)
 
     @property
     def open_steps(self) -> int:
@@ -133,30 +145,50 @@ class RecordEpisodes(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-class RecordVectorEpisodes(gym.vector.VectorWrapper):
-    """Records the first ``count`` sub-envs of a ``SAME_STEP`` vector env into ``sink``
-    (module doc); changes nothing. Sub-env ``i`` reset with ``seed`` starts with ``seed + i``
-    (Gymnasium's convention), later episodes with no seed of their own."""
+class _RecordVector(gym.vector.VectorWrapper):
+    """Records the first ``count`` of a ``SAME_STEP`` vector env's ``units`` (sub-envs or
+    games): unit ``u`` reset with an int ``seed`` starts with ``seed + u`` (Gymnasium's
+    convention, and the batched backends' for games), later episodes with no seed of their
+    own. Subclasses say what a unit's value of a batch is (:meth:`_value`) and step."""
 
-    def __init__(self, env: gym.vector.VectorEnv, count: int, sink: EpisodeSink) -> None:
+    unit = "sub-envs"
+
+    def __init__(self, env: gym.vector.VectorEnv, count: int, units: int,
+                 sink: EpisodeSink) -> None:  # fmt: skip
         super().__init__(env)
         mode = env.metadata.get("autoreset_mode")
         if mode != gym.vector.AutoresetMode.SAME_STEP:
             raise ValueError(f"recording a vector env needs AutoresetMode.SAME_STEP, got {mode}")
-        if not 0 < count <= env.num_envs:
-            raise ValueError(f"cannot record {count} of {env.num_envs} sub-envs: "
-                             f"1..{env.num_envs} accepted")  # fmt: skip
+        if not 0 < count <= units:
+            raise ValueError(f"cannot record {count} of {units} {self.unit}: "
+                             f"1..{units} accepted")  # fmt: skip
+        self.units = units
         self.tracks = [sink.track() for _ in range(count)]
+
+    def _value(self, batch: Any, u: int) -> Any:
+        raise NotImplementedError
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict | None = None) -> Any:  # fmt: skip
         obs, info = self.env.reset(seed=seed, options=options)
         seeds = seed if isinstance(seed, list) else [
-            None if seed is None else seed + i for i in range(self.num_envs)
+            None if seed is None else seed + u for u in range(self.units)
         ]  # fmt: skip
-        for i, track in enumerate(self.tracks):
-            track.start(_row(obs, i), seeds[i])
+        for u, track in enumerate(self.tracks):
+            track.start(self._value(obs, u), seeds[u])
         return obs, info
+
+
+class RecordVectorEpisodes(_RecordVector):
+    """Records the first ``count`` sub-envs of a ``SAME_STEP`` vector env into ``sink``
+    (module doc); changes nothing. Sub-env ``i`` reset with ``seed`` starts with ``seed + i``
+    (Gymnasium's convention), later episodes with no seed of their own."""
+
+    def __init__(self, env: gym.vector.VectorEnv, count: int, sink: EpisodeSink) -> None:
+        super().__init__(env, count, env.num_envs, sink)
+
+    def _value(self, batch: Any, u: int) -> Any:
+        return _row(batch, u)
 
     def step(self, actions: Any) -> Any:
         obs, rewards, terminations, truncations, info = self.env.step(actions)
@@ -167,6 +199,53 @@ class RecordVectorEpisodes(gym.vector.VectorWrapper):
             if ended:
                 track.start(_row(obs, i), None)  # SAME_STEP: obs is the new episode's first
         return obs, rewards, terminations, truncations, info
+
+
+class RecordJointEpisodes(_RecordVector):
+    """Records the first ``count`` games of a ``SAME_STEP`` vector env whose slot
+    ``g * N + i`` is ``agents[i]`` of game ``g`` (parameter sharing's batched backend, e.g.
+    ``CoopNavVectorEnv``) into ``sink`` as joint episodes (module doc); changes nothing. The
+    sink's spaces are Dicts over ``agents`` (``joint.joint_spaces``). Game ``g`` reset with
+    ``seed`` starts with ``seed + g`` (the batched backends' convention), later episodes with
+    no seed of their own. A game's agents must end on the same step, alike."""
+
+    unit = "games"
+
+    def __init__(self, env: gym.vector.VectorEnv, agents: list[str], count: int,
+                 sink: EpisodeSink) -> None:  # fmt: skip
+        self.agents, n = list(agents), len(agents)
+        if n == 0 or env.num_envs % n:
+            raise ValueError(f"{env.num_envs} slots are not whole games of {n} agents {agents}")
+        super().__init__(env, count, env.num_envs // n, sink)
+
+    def _value(self, batch: Any, u: int) -> dict[str, Any]:
+        """Game ``u``'s value of a batched value, by agent."""
+        n = len(self.agents)
+        return {a: _row(batch, u * n + i) for i, a in enumerate(self.agents)}
+
+    def step(self, actions: Any) -> Any:
+        obs, rewards, terminations, truncations, info = self.env.step(actions)
+        n = len(self.agents)
+        for g, track in enumerate(self.tracks):
+            slots = slice(g * n, (g + 1) * n)
+            terminated, truncated = np.asarray(terminations[slots]), np.asarray(truncations[slots])
+            if terminated.any() != terminated.all() or truncated.any() != truncated.all():
+                raise ValueError(f"game {g}: its agents ended on different steps or in different "
+                                 "ways; joint data needs every agent every step")  # fmt: skip
+            ended = bool(terminated[0] or truncated[0])
+            last = self._value(info["final_obs"] if ended else obs, g)
+            track.step(self._value(actions, g), last, self._value(rewards, g),
+                       bool(terminated[0]), bool(truncated[0]))  # fmt: skip
+            if ended:
+                track.start(self._value(obs, g), None)  # SAME_STEP: the new episode's first
+        return obs, rewards, terminations, truncations, info
+
+
+def _stack_rewards(rewards: list[Any]) -> Any:
+    """An episode's rewards as float64: one array, or of joint data ``{agent: array}``."""
+    if rewards and isinstance(rewards[0], dict):
+        return {k: np.asarray([r[k] for r in rewards], dtype=np.float64) for k in rewards[0]}
+    return np.asarray(rewards, dtype=np.float64)
 
 
 def _row(batch: Any, i: int) -> Any:

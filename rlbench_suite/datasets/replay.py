@@ -13,6 +13,12 @@ A recorder (:mod:`~rlbench_suite.datasets.recorder`) sits at the env level, unde
 training wrappers and any normalization, on the first ``recorded_envs`` sub-envs: the data is
 what the env emitted. Every completed episode of those sub-envs is kept in the order it
 ended; the episodes still running at the stop are left out (:class:`ReplayStats` counts them).
+
+Joint data (a PettingZoo Parallel card such as CoopNav, :mod:`~rlbench_suite.datasets.joint`)
+comes from parameter sharing (``shared_ppo``) on the card's batched backend, where every agent
+of every game is the shared policy: the team learning together. ``recorded_envs`` then counts
+games (as ``n_envs`` does in ``shared_ppo.yaml``), each game's agent slots make one joint
+episode, and ``stop`` and the training steps count agent steps (slots), as the run does.
 """
 
 from __future__ import annotations
@@ -25,27 +31,38 @@ import gymnasium as gym
 
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import DatasetCard, TrainingRun
-from rlbench_suite.datasets.recorder import EpisodeSink, RecordEpisodes, RecordVectorEpisodes
+from rlbench_suite.datasets.joint import is_joint, joint_spaces, make_joint_env
+from rlbench_suite.datasets.recorder import (
+    EpisodeSink,
+    RecordEpisodes,
+    RecordJointEpisodes,
+    RecordVectorEpisodes,
+)
 from rlbench_suite.datasets.storage import Episode
 
 Progress = Callable[[int, int], None]
 """Called as training goes with ``(episodes recorded, training steps)``."""
+OnRollout = Callable[[int, list[Episode]], None]
+"""Called at each rollout's end (and at the stop) with ``(training steps, the episodes that
+ended since the previous call)``."""
 
 
 @dataclass(frozen=True)
 class ReplayStats:
     """What the run did: its env steps (all sub-envs), the recorded sub-envs' steps, the
     steps of their episodes still running at the stop (not in the data), and which recorded
-    sub-env played each episode of the data."""
+    sub-env played each episode of the data. Of joint data: ``agents`` slots a game, the
+    training steps count agent steps and the recorded ones joint steps of recorded games."""
 
     training_steps: int
     recorded_steps: int
     open_steps: int
     origins: tuple[int, ...] = ()
+    agents: int = 1
 
 
 class _Recorder:
-    """Records the first ``count`` envs a trainer makes (training_envs.Recorder)."""
+    """Records the first ``count`` envs (or games) a trainer makes (training_envs.Recorder)."""
 
     def __init__(self, count: int, sink: EpisodeSink) -> None:
         self.count, self.sink = count, sink
@@ -56,11 +73,19 @@ class _Recorder:
     def vector(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv:
         return RecordVectorEpisodes(envs, self.count, self.sink)
 
+    def games(self, envs: gym.vector.VectorEnv) -> gym.vector.VectorEnv:
+        agents = list(self.sink.observation_space.spaces)  # joint: a Dict over the agents
+        return RecordJointEpisodes(envs, agents, self.count, self.sink)
+
 
 def record_training(
-    card: DatasetCard, progress: Progress | None = None
+    card: DatasetCard, progress: Progress | None = None, on_rollout: OnRollout | None = None
 ) -> tuple[list[Episode], ReplayStats]:
-    """Run ``card``'s training run and return the recorded episodes (module doc)."""
+    """Run ``card``'s training run and return the recorded episodes (module doc).
+
+    ``on_rollout`` (:data:`OnRollout`) takes the episodes as they come, which are then not
+    kept (the list returned is empty; the stats still count them): a pilot that measures a
+    long run's data without holding it (``scripts/dataset_cards.py``)."""
     import torch
 
     from rlbench_suite.baselines.algorithms import get_algorithm
@@ -72,29 +97,44 @@ def record_training(
         raise ValueError(f"{card.id} names no training run ([source.training])")
     env_card = get_card(card.env_id)
     algo = get_algorithm(run.algo)
-    if algo.offline or algo.shared or algo.league:
-        raise TrainError(f"{card.id}: --algo {algo.name} cannot make replay data (online "
-                         "single-agent algorithms only)")  # fmt: skip
+    joint = is_joint(card.env_id)
+    if algo.offline or algo.league or algo.shared != joint:
+        wanted = ("parameter sharing (shared_ppo): every agent the learner" if joint
+                  else "online single-agent algorithms only")  # fmt: skip
+        raise TrainError(f"{card.id}: --algo {algo.name} cannot make replay data of "
+                         f"{card.env_id} ({wanted})")  # fmt: skip
     params = load_hyperparams(algo, run.hyperparams)
     n_envs = params.entry.n_envs
     if run.recorded_envs > n_envs:
         raise TrainError(
             f"{card.id}: source.training.recorded_envs = {run.recorded_envs}, but the "
-            f"{run.algo} entry for {run.hyperparams} trains {n_envs} envs"
+            f"{run.algo} entry for {run.hyperparams} trains {n_envs} "
+            + ("games" if joint else "envs")
         )
     training_seeds(env_card, run.seed, n_envs)  # the trainer's seed checks
-    probe = gym.make(card.env_id)
-    sink = EpisodeSink(probe.observation_space, probe.action_space)
+    probe = make_joint_env(card.env_id) if joint else gym.make(card.env_id)
+    spaces = joint_spaces(probe) if joint else (probe.observation_space, probe.action_space)
+    agents = len(probe.possible_agents) if joint else 1
+    sink = EpisodeSink(*spaces)
     probe.close()
     recorder = _Recorder(run.recorded_envs, sink)
     torch.set_num_threads(1)
-    report = (lambda steps: progress(len(sink.episodes), steps)) if progress else None
+
+    def report(steps: int) -> None:
+        if on_rollout is not None:
+            on_rollout(steps, sink.drain())
+        if progress is not None:
+            progress(len(sink.episodes), steps)
+
     train = _native if algo.native else _sb3
     steps = train(env_card, algo, params, run, recorder, report)
+    if on_rollout is not None:
+        on_rollout(steps, sink.drain())
     if len(sink.tracks) != run.recorded_envs:
         raise RuntimeError(f"{card.id}: {len(sink.tracks)} envs recorded, "
                            f"{run.recorded_envs} asked")  # fmt: skip
-    stats = ReplayStats(steps, sink.steps + sink.open_steps, sink.open_steps, tuple(sink.origins))
+    stats = ReplayStats(steps, sink.steps + sink.open_steps, sink.open_steps,
+                        tuple(sink.origins), agents)  # fmt: skip
     return sink.episodes, stats
 
 
