@@ -15,6 +15,7 @@ from rlbench_suite.core.dataset_cards import (
     get_dataset_card,
     load_dataset_card,
 )
+from rlbench_suite.core.provenance import cpu_platform
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, TRAINING_SEEDS
 from rlbench_suite.datasets.recorder import EpisodeSink, RecordEpisodes, RecordVectorEpisodes
 from rlbench_suite.datasets.storage import Episode
@@ -283,6 +284,14 @@ def test_the_committed_cartpole_card_rebuilds_to_its_hash_and_reads_back(tmp_pat
     dataset_id = "rlbench/CartPole-medium-replay-v0"
     card = get_dataset_card(dataset_id)
     result = CliRunner().invoke(app, ["datasets", "build", dataset_id], catch_exceptions=False)
+    if result.exit_code != 0 and "differs from the card's" in result.output:
+        # torch's kernels differ between processors: elsewhere the build is refused, saying
+        # why and leaving nothing in the cache
+        text = " ".join(result.output.split())
+        assert "a torch training run's data, whose bits depend on the CPU too" in text, text
+        assert cpu_platform() in text and not (tmp_path / "datasets" / dataset_id).exists()
+        pytest.skip(f"{dataset_id} was built on another CPU ({card.build.cpu or 'not recorded'})"
+                    f"; this one is {cpu_platform()}: its training run gives other bits here")
     assert result.exit_code == 0, result.output
     assert card.content_sha256 in result.output
     assert "training run: 5120 steps; the recorded envs took 5120:" in result.output

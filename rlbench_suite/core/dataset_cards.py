@@ -153,6 +153,11 @@ class BuildInfo(_Model):
         default_factory=dict, description="package versions of the build (the content hash holds "
         "for these)",
     )  # fmt: skip
+    cpu: str | None = Field(
+        None, description="of a training run's data: the CPU it was built on "
+        "(core.provenance.cpu_platform); torch's kernels give other bits on other processors, "
+        "so a rebuild gives the content hash on a CPU like it",
+    )  # fmt: skip
 
 
 class DataFile(_Model):

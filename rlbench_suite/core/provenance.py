@@ -66,6 +66,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+SIMD_LEVELS = ("avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd",
+               "sve")
+"""The /proc/cpuinfo flags that pick between torch's (and MKL's) CPU kernels."""
+
+
+def cpu_platform() -> str:
+    """The machine, CPU model and SIMD levels, e.g. ``x86_64, Intel(R) Xeon(R) Processor, avx
+    avx2 fma avx512f``: what decides the bits of a torch training run once the package
+    versions are fixed (its kernels take other paths, summing in other orders, on other
+    processors)."""
+    flags: set[str] = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    levels = " ".join(f for f in SIMD_LEVELS if f in flags) or "no SIMD flags read"
+    return f"{platform.machine()}, {cpu_model()}, {levels}"
+
+
 @functools.cache
 def package_versions() -> dict[str, str]:
     """Versions of the installed packages that matter for results (read once per process)."""

@@ -30,7 +30,7 @@ from rlbench_suite.core.dataset_cards import (
     DatasetCard,
     SourcePolicy,
 )
-from rlbench_suite.core.provenance import package_versions
+from rlbench_suite.core.provenance import cpu_platform, package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets.cache import folder_lock
 from rlbench_suite.datasets.joint import is_joint, joint_rollouts, joint_spaces, make_joint_env
@@ -68,6 +68,8 @@ class BuildOutput:
     versions: dict[str, str]
     replay: ReplayStats | None = None
     """Of a training run's data: the run's steps and the recorded envs' (replay.py)."""
+    cpu: str | None = None
+    """Of a training run's data: the CPU it was built on (``core.provenance.cpu_platform``)."""
 
 
 def episode_seeds(card: DatasetCard) -> list[int]:
@@ -226,16 +228,28 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
         if expect_content is not None and digest != expect_content:
             raise BuildMismatchError(
                 f"{card.id}: the build's content hash {digest} differs from the card's "
-                f"{expect_content} (versions differ? card: {card.build.versions}); the cached "
-                "copy was left as it was"
+                f"{expect_content} ({_mismatch_cause(card)}); the cached copy was left as it was"
             )
         with folder_lock(out):
             _replace_folder(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    cpu = cpu_platform() if replay is not None else None
     return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
-                       build_versions(), replay)  # fmt: skip
+                       build_versions(), replay, cpu)  # fmt: skip
+
+
+def _mismatch_cause(card: DatasetCard) -> str:
+    """Why a build may not give ``card``'s content hash: the package versions, and for a
+    training run's data the CPU (torch's kernels differ between processors)."""
+    cause = f"versions differ? card: {card.build.versions}"
+    if card.source.training is None:
+        return cause
+    built = card.build.cpu or "a CPU the card does not record"
+    return (f"{cause}; this is a torch training run's data, whose bits depend on the CPU too: "
+            f"built on {built}, this machine is {cpu_platform()}; a mirror that has the files "
+            "serves them (--remote URL)")  # fmt: skip
 
 
 def _source_name(card: DatasetCard) -> str:

@@ -27,6 +27,8 @@ def write_build(path: Path, output: BuildOutput) -> None:
     versions = tomlkit.inline_table()
     versions.update(output.versions)
     build["versions"] = versions  # type: ignore[index]
+    if output.cpu is not None:
+        build["cpu"] = output.cpu  # type: ignore[index]
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")
     try:
         load_dataset_card(path)
