@@ -7,7 +7,8 @@ backend for the curve seeds (``baselines.curves.curve_seeds``: inside the traini
 never an evaluation seed); the best snapshot is kept, and training stops once a snapshot
 reaches :data:`GOAL` there, at the step budget, or at the wall-time cap. Training is
 deterministic per seed (one torch thread) and the screens fall on fixed updates, so the same
-seed stops at the same step on any machine; a busy machine only takes longer. The snapshot
+seed stops at the same step on every run on one machine (a busy one only takes longer); on
+another kind of CPU torch's kernels may round differently, and the step may differ. The snapshot
 is exported to ONNX with its sidecar; the caller scores it on the PyBullet env with the
 harness.
 """
