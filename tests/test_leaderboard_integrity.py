@@ -64,7 +64,9 @@ def test_one_run_posted_by_many_threads_at_once_is_stored_once(cartpole, random_
 
 def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
     """0003 fills ``run_sha256`` on self-reported rows (a run already stored twice keeps its
-    key on its first row only; a verified re-run gets none) and its downgrade drops it."""
+    key on its first row only; a verified re-run gets none) and its downgrade drops it, also
+    with verification jobs pointing at results (SQLite's copy of ``results`` was refused by
+    their foreign keys)."""
     from sqlalchemy import MetaData, Table, insert
 
     from rlbench_suite.leaderboard.migrate import (
@@ -107,11 +109,16 @@ def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
         keys = [r.run_sha256 for r in rows]
         expected = [run_sha256(r.method_id, r.document) for r in rows[:2]]
     assert keys == [*expected, None, None] and expected[0] != expected[1]
+    with cartpole.begin() as session:  # the re-run is a verification job's result
+        session.add(VerificationJob(submission_id=policy, state="done", result_id=rows[3].id))
     assert migrate_to(engine, "0002", downgrade=True) == "0002"
     with engine.connect() as connection:
         assert "run_sha256" not in Table("results", MetaData(), autoload_with=connection).c
         jobs = Table("verification_jobs", MetaData(), autoload_with=connection)
         assert not {"claimed_by", "heartbeat_at"} & set(jobs.c.keys())
+        assert connection.execute(select(jobs.c.result_id)).scalars().all() == [rows[3].id]
+        assert connection.scalar(select(func.count()).select_from(Table(
+            "results", MetaData(), autoload_with=connection))) == 4  # fmt: skip
     upgrade(engine)
 
 
