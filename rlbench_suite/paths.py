@@ -42,6 +42,11 @@ def leaderboard_dir(root: Path | None = None) -> Path:
     return (root or data_dir()) / "leaderboard"
 
 
+def plot_cache_dir(root: Path | None = None) -> Path:
+    """Where the leaderboard keeps the plots it drew: ``<leaderboard dir>/plot-cache``."""
+    return leaderboard_dir(root) / "plot-cache"
+
+
 def runs_dir(root: Path | None = None) -> Path:
     """Default folder of training runs: ``<data dir>/runs``."""
     return (root or data_dir()) / "runs"

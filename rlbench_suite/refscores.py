@@ -13,7 +13,7 @@ import tomlkit
 from rlbench_suite import __version__
 from rlbench_suite.core.cards import EnvCard, RefScore, load_card
 from rlbench_suite.core.result import EpisodeRecord
-from rlbench_suite.core.scoring import primary_values
+from rlbench_suite.core.scoring import DRAW, primary_values
 from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
 from rlbench_suite.evaluation.episodes import play_episode
 from rlbench_suite.policies import Policy, RandomPolicy, make_policy
@@ -67,16 +67,23 @@ def measure(
 ) -> RefScore:
     """Measure the primary metric of ``policy`` (a ``--policy`` string) over seeded episodes.
 
-    The score records the command that reproduces it.
+    The score records the command that reproduces it, and on a card with an ``[outcome]``
+    rule the episodes drawn.
     """
     seeds = list(range(first_seed, first_seed + episodes))
-    values = metric_values(card, play_episodes(card, policy, seeds, on_episode))
+    played = play_episodes(card, policy, seeds, on_episode)
+    values = metric_values(card, played)
+    draws = None
+    if card.outcome is not None:
+        scores = card.outcome.scores([e.r for e in played], [e.success for e in played])
+        draws = int((scores == DRAW).sum())
     command = f"rlbench refscores {card.id} --episodes {episodes} --first-seed {first_seed}"
     return RefScore(
         value=round(float(values.mean()), 6),
         std=round(float(values.std()), 6),
         policy=policy,
         episodes=episodes,
+        draws=draws,
         seeds=seeds,
         suite_version=__version__,
         measured=dt.date.today(),

@@ -200,6 +200,19 @@ measured = 2026-11-22
         ),
         (GOOD.replace('"gymnasium"', '"pettingzoo-aec"'), "needs 'agent'"),
         (
+            GOOD.replace('"return"', '"win_rate"')
+            .replace("\nfamily", '\ntags = ["competitive"]\nfamily')
+            + '[success]\nkind = "info"\nkey = "won"\n',
+            "needs an [outcome] rule (draw_within = ...) telling a drawn episode from a lost one",
+        ),
+        (
+            GOOD.replace('"return"', '"win_rate"')
+            + '[success]\nkind = "info"\nkey = "won"\n[outcome]\ndraw_within = 0.5\n' + REF,
+            "reference.random: a card with an [outcome] rule records the 'draws'",
+        ),
+        (GOOD + "[outcome]\ndraw_within = 0.5\n", "an [outcome] rule is for cards whose"),
+        (GOOD + REF.replace("episodes = 2", "episodes = 2\ndraws = 3"), "3 draws in 2 episodes"),
+        (
             GOOD + '[[wrappers]]\nname = "rlbench/EpisodeStatistics-v0"\ncolour = 1\n',
             "accepted fields here: name, kwargs (in TOML, keys written after a [table] header",
         ),

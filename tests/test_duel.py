@@ -106,3 +106,40 @@ def test_duel_errors_and_render():
         env.step({"player_0": 0})
     frame = env.render()
     assert frame.shape == (160, 320, 3) and frame.dtype == np.uint8 and frame.std() > 5
+
+
+@pytest.mark.parametrize(
+    ("env_id", "seeds"),
+    [
+        ("rlbench/Duel-v0", range(10000, 10030)),  # random against random: many draws on time
+        ("rlbench/DuelVsBotEasy-v0", (10018, 10047, 10000, 10001)),  # a double knock-out draw
+    ],
+)
+def test_the_cards_outcome_rule_tells_wins_draws_and_losses_as_the_game_does(env_id, seeds):
+    """Each episode's outcome by the card's rule (from its return and success, what a Result
+    stores) is the game's own (``info["win"]``: 1 won, 0 drawn, -1 lost), draws whose return is
+    not 0 (chip damage past a double knock-out) included."""
+    from rlbench_suite.core.catalog import get_card
+    from rlbench_suite.core.seeds import policy_seed
+    from rlbench_suite.policies import RandomPolicy
+    from rlbench_suite.wrappers.stats import STATS_KEY
+
+    env = gym.make(env_id)
+    policy = RandomPolicy(env.action_space)
+    returns, successes, games = [], [], []
+    for seed in seeds:
+        observation, info = env.reset(seed=seed)
+        policy.reset(policy_seed(seed))
+        while True:
+            observation, _, terminated, truncated, info = env.step(policy.act(observation, info))
+            if terminated or truncated:
+                break
+        returns.append(info[STATS_KEY]["r"])
+        successes.append(info[STATS_KEY]["success"])
+        games.append(info["win"])
+    env.close()
+    scores = get_card(env_id).outcome.scores(returns, successes)
+    assert list(scores) == [(win + 1) / 2 for win in games]
+    assert games.count(0) >= 2  # draws were played
+    if "Easy" in env_id:  # a double knock-out: a draw whose return is not 0
+        assert any(r != 0 for r, win in zip(returns, games, strict=True) if win == 0)

@@ -172,8 +172,8 @@ def test_submit_checks_the_policy_file_before_sending_anything(tmp_path):
     message = " ".join(done.stderr.split())
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "the policy's metadata (from the result's policy record) would be refused: " \
-        "wrappers.0.kwargs.bonus: must be a number, true/false, a string or null; nothing was " \
-        "sent" in message
+        "wrappers.0.kwargs.bonus: must be a number, true/false, a string or null (a wrapper's " \
+        "kwargs are flat), not an object; nothing was sent" in message
 
 
 def test_migrate_names_the_revisions_and_goes_back_only_when_asked(tmp_path):

@@ -60,6 +60,33 @@ def test_a_fresh_database_rates_the_references_and_says_no_method_played(db_url)
     assert 'class="opponent"' in page and "[1000, 1000]" in page
 
 
+def test_a_draw_counts_as_half_a_win(db_url):
+    """Random against random on Duel-v0 (the random reference, anchored at 1000, against the
+    card's random opponent: one policy on both sides) draws 28 of its 100 rounds on time.
+    Scored half a win each, the two rate alike; counted as losses they were some 150 Elo
+    apart."""
+    from rlbench_suite.core.catalog import get_card
+
+    factory = site(db_url)
+    with TestClient(create_app(factory)) as client:
+        table = client.get("/api/envs/rlbench/Duel-v0/elo").json()
+        page = client.get("/envs/rlbench/Duel-v0").text
+    factory.kw["bind"].dispose()
+    rated = players(table)
+    mine, theirs = rated[("reference", "random")], rated[("opponent", "random")]
+    randoms = [get_card(e).reference.random for e in DUEL]
+    assert (mine["wins"], mine["draws"], mine["games"]) == (
+        sum(round(r.value * r.episodes) for r in randoms), sum(r.draws for r in randoms), 400
+    )
+    # the opponent played the random reference (30 won, 28 drawn, 42 lost) and HardBot (lost all)
+    assert (theirs["wins"], theirs["draws"], theirs["games"]) == (42, 28, 200)
+    assert mine["elo"]["point"] == 1000.0
+    assert theirs["elo"]["low"] < 1000.0 < theirs["elo"]["high"]
+    assert abs(theirs["elo"]["point"] - 1000.0) < 60
+    assert "a draw counts as half a win" in page and "<th>won / drawn / lost</th>" in page
+    assert "<td>42 / 28 / 130</td>" in page
+
+
 def test_stored_results_rate_their_methods_from_their_games(db_url, random_on_easy):
     factory = site(db_url, (ZOO_RESULTS, None))
     assert import_files(factory, [random_on_easy], method="HardBot").refused == []
@@ -69,11 +96,15 @@ def test_stored_results_rate_their_methods_from_their_games(db_url, random_on_ea
     factory.kw["bind"].dispose()
     zoo = [json.loads(p.read_text()) for p in ZOO_RESULTS]
     zoo_games = [s for d in zoo if d["env_id"] in table["envs"] for s in d["successes"]]
-    mine = json.loads(random_on_easy.read_text())["successes"]
+    document = json.loads(random_on_easy.read_text())
+    mine = document["successes"]
+    drawn = [not s and abs(r) <= 0.5 for r, s in zip(document["returns"], mine, strict=True)]
     rated = players(table)
     ppo, impostor = rated[("method", "zoo-ppo")], rated[("method", "HardBot")]
     assert (ppo["wins"], ppo["games"]) == (sum(zoo_games), len(zoo_games))
-    assert (impostor["wins"], impostor["games"]) == (sum(mine), len(mine))
+    assert (impostor["wins"], impostor["draws"], impostor["games"]) == (
+        sum(mine), sum(drawn), len(mine)
+    )
     assert table["method_games"] == len(zoo_games) + len(mine)
     # a method named like a reference is its own player: the reference's games are its own
     expert = rated[("reference", "HardBot")]

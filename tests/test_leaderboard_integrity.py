@@ -64,7 +64,9 @@ def test_one_run_posted_by_many_threads_at_once_is_stored_once(cartpole, random_
 
 def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
     """0003 fills ``run_sha256`` on self-reported rows (a run already stored twice keeps its
-    key on its first row only; a verified re-run gets none) and its downgrade drops it."""
+    key on its first row only; a verified re-run gets none) and its downgrade drops it, also
+    with verification jobs pointing at results (SQLite's copy of ``results`` was refused by
+    their foreign keys)."""
     from sqlalchemy import MetaData, Table, insert
 
     from rlbench_suite.leaderboard.migrate import (
@@ -107,21 +109,33 @@ def test_migration_0003_keys_the_stored_runs_once_and_goes_back(cartpole):
         keys = [r.run_sha256 for r in rows]
         expected = [run_sha256(r.method_id, r.document) for r in rows[:2]]
     assert keys == [*expected, None, None] and expected[0] != expected[1]
+    with cartpole.begin() as session:  # the re-run is a verification job's result
+        session.add(VerificationJob(submission_id=policy, state="done", result_id=rows[3].id))
     assert migrate_to(engine, "0002", downgrade=True) == "0002"
     with engine.connect() as connection:
         assert "run_sha256" not in Table("results", MetaData(), autoload_with=connection).c
         jobs = Table("verification_jobs", MetaData(), autoload_with=connection)
         assert not {"claimed_by", "heartbeat_at"} & set(jobs.c.keys())
+        assert connection.execute(select(jobs.c.result_id)).scalars().all() == [rows[3].id]
+        assert connection.scalar(select(func.count()).select_from(Table(
+            "results", MetaData(), autoload_with=connection))) == 4  # fmt: skip
     upgrade(engine)
 
 
 def test_migration_0004_links_the_reruns_that_verified_a_row_and_goes_back(cartpole):
     """0004 links a re-run (a job's result) to the self-reported row of its artifact that it
-    verified; a re-run that verified none stays listed; the downgrade drops the column, also
-    with jobs pointing at results (copying ``results``, SQLite's way, would be refused)."""
+    verified; a re-run that verified none stays listed; 0005 dates each verified row's
+    verification (a re-run's arrival; a reproduced row's or its re-run's, the later); the
+    downgrades drop the columns, also with jobs pointing at results (copying ``results``,
+    SQLite's way, would be refused)."""
     from sqlalchemy import MetaData, Table, insert, update
 
-    from rlbench_suite.leaderboard.migrate import current_revision, migrate_to, upgrade
+    from rlbench_suite.leaderboard.migrate import (
+        current_revision,
+        head_revision,
+        migrate_to,
+        upgrade,
+    )
     from rlbench_suite.leaderboard.models import utcnow
     from tests.leaderboard_support import ZOO_RESULTS
 
@@ -145,7 +159,8 @@ def test_migration_0004_links_the_reruns_that_verified_a_row_and_goes_back(cartp
                 kind="policy", method_id=row["method_id"], env_id=row["env_id"], metadata={},
                 artifact_sha256=None, created_at=utcnow())).inserted_primary_key[0]  # fmt: skip
             copy = {**row, "submission_id": policy, "verification": "verified",
-                    "run_sha256": None, "document_sha256": "e" * 63 + str(result_id)}  # fmt: skip
+                    "run_sha256": None, "document_sha256": "e" * 63 + str(result_id),
+                    "created_at": utcnow()}  # fmt: skip
             copy.pop("id")
             reruns.append(connection.execute(insert(results).values(**copy)).inserted_primary_key[0])
             connection.execute(insert(jobs).values(
@@ -154,15 +169,24 @@ def test_migration_0004_links_the_reruns_that_verified_a_row_and_goes_back(cartp
         connection.execute(
             update(results).where(results.c.id == ids[0]).values(verification="verified")
         )
-    assert upgrade(engine) == current_revision(engine) == "0004"
-    with cartpole() as session:
-        links = {r.id: r.verifies_result_id for r in session.scalars(select(Result))}
+    assert upgrade(engine, "0004") == current_revision(engine) == "0004"
+    with engine.connect() as connection:
+        results = Table("results", MetaData(), autoload_with=connection)
+        assert "verified_at" not in results.c
+        links = dict(connection.execute(select(results.c.id, results.c.verifies_result_id)).all())
     assert links == {ids[0]: None, ids[1]: None, reruns[0]: ids[0], reruns[1]: None}
+    assert upgrade(engine) == current_revision(engine) == head_revision()  # through 0005
+    with cartpole() as session:
+        rows = {r.id: r for r in session.scalars(select(Result))}
+    assert rows[ids[1]].verified_at is None  # self-reported
+    assert [rows[r].verified_at for r in reruns] == [rows[r].created_at for r in reruns]
+    assert rows[ids[0]].verified_at == rows[reruns[0]].created_at > rows[ids[0]].created_at
     assert migrate_to(engine, "0003", downgrade=True) == "0003"
     with engine.connect() as connection:
-        assert "verifies_result_id" not in Table("results", MetaData(), autoload_with=connection).c
+        columns = Table("results", MetaData(), autoload_with=connection).c
+        assert not {"verifies_result_id", "verified_at"} & set(columns.keys())
         assert count(cartpole, VerificationJob) == 2
-    assert upgrade(engine) == "0004"
+    assert upgrade(engine) == head_revision()
 
 
 def onnx_variant(i: int) -> bytes:
@@ -372,7 +396,8 @@ def test_an_agreeing_verification_is_one_listed_row_with_its_evidence(site, orde
     with factory() as session:
         again = session.get(Result, rerun)
         command = " ".join(again.document["provenance"]["command"])
-        score, at = again.score, max(again.created_at, session.get(Result, mine).created_at)
+        score, at = again.score, session.get(Result, mine).verified_at
+        assert at >= max(again.created_at, session.get(Result, mine).created_at)
     page = client.get(f"/results/{mine}").text
     assert "<strong>verified</strong>" in page
     assert f'(<a href="/results/{rerun}">re-run #{rerun}</a>): verified' in page
@@ -386,6 +411,31 @@ def test_an_agreeing_verification_is_one_listed_row_with_its_evidence(site, orde
     assert f"<dt>verified</dt><dd>{at:%Y-%m-%d %H:%M:%S} UTC</dd>" in page
     evidence = client.get(f"/results/{rerun}").text
     assert f'policy artifact of <a href="/results/{mine}">result #{mine}</a>' in evidence
+
+
+def test_newest_verified_results_go_by_when_they_were_verified(site):
+    """A self-reported result verified after another policy's re-run is the newest verified
+    result, on the home page and in the API, though its row is older (lists went by id)."""
+    client, factory, headers = site
+    mine = client.post("/api/results", json=zoo_claim(), headers=headers).json()["id"]
+    other = post_policy(client, headers, onnx_variant(0)).json()
+    assert run_pending(factory) == [(other["job"], "done")]
+    other_rerun = client.get(other["url"]).json()["job"]["result"]
+    assert other_rerun > mine
+    verify_zoo_policy(client, factory, headers)
+    listed = client.get("/api/results?verification=verified").json()
+    assert [r["id"] for r in listed] == [mine, other_rerun]
+    assert listed[0]["verified_at"] > listed[1]["verified_at"] > listed[0]["created_at"]
+    home = client.get("/").text
+    newest = home[home.index("<h2>Newest verified results</h2>") : home.index("<h2>Newest results")]
+    assert re.findall(r'href="/results/(\d+)"', newest) == [str(mine), str(other_rerun)]
+    assert f"verified {listed[0]['verified_at'][:16].replace('T', ' ')}" in newest
+    from rlbench_suite.leaderboard.reconcile import evidence
+
+    with factory() as session:  # the evidence's time is the row's verification
+        row = session.get(Result, mine)
+        shown = evidence(session, row).verified_at
+        assert shown.replace(tzinfo=None) == row.verified_at.replace(tzinfo=None)
 
 
 def test_a_disagreeing_verification_shows_both_rows_with_the_difference(site):

@@ -143,6 +143,29 @@ def test_a_result_page_shows_its_plot_and_provenance(site):
     assert client.get("/results/999999").status_code == 404
 
 
+def test_a_plot_drawn_once_is_read_back_from_disk_until_the_drawing_changes(
+    tmp_path, monkeypatch
+):
+    """A plot is kept under the data dir: a new process (memory empty) reads it back instead
+    of drawing it again; another matplotlib or plots module draws it anew."""
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path))
+    returns, title = (1.0, 2.5, -3.0), f"disk cache {tmp_path.name}"
+    first = plots.episode_returns(returns, title)
+    kept = list((tmp_path / "leaderboard" / "plot-cache").rglob("*.svg"))
+    assert [f.read_text() for f in kept] == [first] and first.startswith("<svg")
+
+    def not_again(figure):
+        raise AssertionError("drawn again")
+
+    plots.episode_returns.cache_clear()  # as in a new process
+    monkeypatch.setattr(plots, "_svg", not_again)
+    assert plots.episode_returns(returns, title) == first
+    plots.episode_returns.cache_clear()
+    monkeypatch.setattr(plots, "_drawing_version", lambda: "matplotlib 99, plots changed")
+    with pytest.raises(AssertionError, match="drawn again"):
+        plots.episode_returns(returns, title)
+
+
 def test_a_result_page_shows_its_normalized_score_and_its_scale(site):
     """The normalized score a Result carries, with its interval and the scale it is on: the
     card's references, or an offline id's dataset references (its ``normalization``)."""
@@ -369,6 +392,24 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
             assert "?" not in link and link != "/compare", (page, link)
             target = tmp_path / unquote(html.unescape(link)).lstrip("/")
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
+
+
+def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(site, tmp_path):
+    """The plots (most of an export's time) come from forked workers: the tree is the same,
+    byte for byte, as when this process renders everything."""
+    from rlbench_suite.leaderboard.export import export_site
+
+    client, _ = site
+    alone = export_site(client.app, tmp_path / "alone", workers=0)
+    shared = export_site(client.app, tmp_path / "shared", workers=2)
+
+    def tree(files, root):
+        return {f.relative_to(root).as_posix(): f.read_bytes() for f in files}
+
+    mine, theirs = tree(alone, tmp_path / "alone"), tree(shared, tmp_path / "shared")
+    assert sorted(mine) == sorted(theirs) and len(alone) == len(shared)
+    assert [name for name in mine if mine[name] != theirs[name]] == []
+    assert any(name.startswith("plots/results/") for name in mine)
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,18 @@ def test_win_rate_counts_wins_only():
     assert all((s.r >= 1) == bool(w) for s, w in zip(stats, wins, strict=True))
 
 
+def test_a_competitive_cards_draws_are_measured_and_recorded():
+    """HardBot against the hard bot draws most rounds on time: the card records those draws
+    (the tournament Elo scores them half a win), and measuring again gives them back."""
+    card = get_card("rlbench/DuelVsBotHard-v0")
+    recorded = card.reference.expert
+    again = measure(card, recorded.policy, episodes=20, first_seed=recorded.seeds[0])
+    played = play_episodes(card, recorded.policy, recorded.seeds[:20])
+    scores = card.outcome.scores([e.r for e in played], [e.success for e in played])
+    assert again.draws == list(scores).count(0.5) > 0
+    assert recorded.draws > 0 and recorded.draws + round(recorded.value * 100) <= 100
+
+
 def test_policy_option_writes_the_expert_reference(content_copy):
     spec = "module:tests.toy_policies:first_legal"
     env = {"RLBENCH_CONTENT_ROOT": str(content_copy), "PYTHONPATH": str(REPO)}

@@ -26,6 +26,7 @@ from pydantic import (
 
 from rlbench_suite.core.scoring import (
     Metric,
+    OutcomeRule,
     SuccessRule,
     normalized_score,
     references_separated,
@@ -49,6 +50,10 @@ EXTRAS = (
 )
 
 SUITE_NAMESPACE = "rlbench"
+COMPETITIVE_TAG = "competitive"
+"""The tag of a two-sided game card scored by win rate: its episodes are games against the
+card's fixed opponent, rated by the leaderboard's tournament Elo; it needs an ``[outcome]``
+rule telling draws from losses."""
 ENV_ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*/[A-Za-z][A-Za-z0-9_.-]*-v\d+$"
 ENTRY_POINT_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
@@ -77,6 +82,9 @@ class RefScore(_Model):
     policy: str = Field(description="what produced it: 'random', 'baseline:NAME', ...")
     method: Literal["measured", "exact"] = "measured"
     episodes: int | None = Field(None, gt=0)
+    draws: int | None = Field(
+        None, ge=0, description="episodes drawn (measured on a card with an [outcome] rule)"
+    )
     seeds: list[int] | None = Field(None, min_length=1, description="reset seeds, one each")
     suite_version: str
     measured: dt.date = Field(description="date of the measurement (YYYY-MM-DD)")
@@ -85,13 +93,15 @@ class RefScore(_Model):
     @model_validator(mode="after")
     def _one_seed_per_episode(self) -> RefScore:
         if self.method == "exact":
-            if self.episodes is not None or self.seeds is not None:
-                raise ValueError("an exact reference has no episodes or seeds")
+            if self.episodes is not None or self.seeds is not None or self.draws is not None:
+                raise ValueError("an exact reference has no episodes, seeds or draws")
             return self
         if self.episodes is None or self.seeds is None:
             raise ValueError("a measured reference needs its 'episodes' and 'seeds'")
         if len(self.seeds) != self.episodes:
             raise ValueError(f"{self.episodes} episodes but {len(self.seeds)} seeds; give one each")
+        if self.draws is not None and self.draws > self.episodes:
+            raise ValueError(f"{self.draws} draws in {self.episodes} episodes")
         return self
 
     @property
@@ -216,6 +226,9 @@ class EnvCard(_Model, Normalized):
     reward_threshold: float | None = None
     primary_metric: Metric
     success: SuccessRule | None = None
+    outcome: OutcomeRule | None = Field(
+        None, description="competitive cards: how an episode not won is told a draw or a loss"
+    )
     agent: str | None = Field(None, description="multi-agent: the agent the scores are for")
     opponents: str | None = Field(
         None,
@@ -241,6 +254,7 @@ class EnvCard(_Model, Normalized):
                 f"primary_metric {self.primary_metric!r} needs a [success] rule saying what a "
                 "success (or win) is"
             )
+        self._check_outcome()
         if self.is_multiagent and self.agent is None:
             raise ValueError("a multi-agent card needs 'agent': the agent its scores are for")
         if not self.is_multiagent and (self.agent, self.opponents) != (None, None):
@@ -255,6 +269,25 @@ class EnvCard(_Model, Normalized):
                 "name their native vector env as 'vector_entry_point'"
             )
         return self
+
+    def _check_outcome(self) -> None:
+        competitive = COMPETITIVE_TAG in self.tags and self.primary_metric == "win_rate"
+        if competitive and self.outcome is None:
+            raise ValueError(
+                f"a card tagged {COMPETITIVE_TAG!r} and scored by win_rate needs an [outcome] "
+                "rule (draw_within = ...) telling a drawn episode from a lost one"
+            )
+        if self.outcome is None:
+            return
+        if self.primary_metric != "win_rate":
+            raise ValueError("an [outcome] rule is for cards whose primary_metric is 'win_rate'")
+        for kind in ("random", "expert"):
+            ref = getattr(self.reference, kind)
+            if ref is not None and ref.method == "measured" and ref.draws is None:
+                raise ValueError(
+                    f"reference.{kind}: a card with an [outcome] rule records the 'draws' of "
+                    "its measured references (rlbench refscores measures them)"
+                )
 
     @property
     def name(self) -> str:

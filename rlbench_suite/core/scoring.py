@@ -1,4 +1,5 @@
-"""How episodes are scored: the success rule, the primary metric and the one normalization.
+"""How episodes are scored: the success rule, the primary metric, the one normalization and
+a competitive card's outcome rule (won, drawn or lost).
 
 Every part of the suite that decides whether an episode succeeded, which per-episode value a
 card is ranked by, or where a value falls on the 0 (random) to 100 (expert) scale calls this
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Metric = Literal["return", "success_rate", "win_rate", "score/max_score"]
 METRICS: tuple[str, ...] = Metric.__args__  # type: ignore[attr-defined]
@@ -42,6 +43,33 @@ class SuccessRule(BaseModel):
         if self.kind == "return_at_least" and self.threshold is None:
             raise ValueError("success kind 'return_at_least' needs a 'threshold'")
         return self
+
+
+WIN, DRAW, LOSS = 1.0, 0.5, 0.0
+"""A game's score for the player: a draw is half a win (the Bradley-Terry model with ties)."""
+
+
+class OutcomeRule(BaseModel):
+    """How a competitive card's episode ended: won, drawn or lost.
+
+    A win is a success (the card's success rule, which its win rate counts); an episode not
+    won is a draw when its return is within ``draw_within`` of 0, else a loss. This suits
+    games whose reward ends with +1 to the winner and -1 to the loser (0 each for a draw) on
+    top of smaller shaping: Duel's per-frame (damage dealt - damage taken) / 100 leaves a
+    drawn round within 0.1 of 0 (chip damage past a knock-out) and a lost one below -0.9.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    draw_within: float = Field(
+        gt=0, description="an episode not won whose |return| is at most this is a draw"
+    )
+
+    def scores(self, returns: Any, successes: Any) -> np.ndarray:
+        """Each episode's score: :data:`WIN`, :data:`DRAW` or :data:`LOSS`."""
+        won = np.asarray(successes, dtype=bool)
+        drawn = ~won & (np.abs(np.asarray(returns, dtype=float)) <= self.draw_within)
+        return np.where(won, WIN, np.where(drawn, DRAW, LOSS))
 
 
 def check_metric(metric: str) -> str:

@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -50,6 +53,28 @@ STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
 
 
+FLAT_KWARG = "a number, true/false, a string or null (a wrapper's kwargs are flat)"
+"""What a submitted wrapper's keyword argument may be (the one rule: the server's model, and
+``rlbench submit``'s check before sending, say it in these words)."""
+JSON_KINDS = {dict: "an object", list: "a list"}
+
+
+def _flat(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    kind = JSON_KINDS.get(type(value), type(value).__name__)
+    raise PydanticCustomError("flat_kwarg", f"must be {FLAT_KWARG}, not {kind}")
+
+
+FlatKwarg = Annotated[
+    Any,
+    AfterValidator(_flat),
+    WithJsonSchema({"type": ["integer", "number", "boolean", "string", "null"]}),
+]
+"""A wrapper's keyword argument: one error saying what is accepted, where a union of the
+scalar types made pydantic report each member's complaint."""
+
+
 class SubmittedWrapper(BaseModel):
     """One of the suite's own wrappers a submitted policy acts through (by versioned name:
     the server runs the suite's code with these keyword arguments, never the submitter's)."""
@@ -57,8 +82,7 @@ class SubmittedWrapper(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(max_length=100)
-    kwargs: dict[str, int | float | bool | str | None] = Field(default_factory=dict,
-                                                              max_length=20)  # fmt: skip
+    kwargs: dict[str, FlatKwarg] = Field(default_factory=dict, max_length=20)
 
     @field_validator("name")
     @classmethod

@@ -79,13 +79,9 @@ def check_policy_metadata(metadata: dict[str, Any]) -> None:
         PolicyMetadata.model_validate(metadata)
     except ValidationError as exc:
         first = exc.errors()[0]
-        parts = [str(p) for p in first["loc"]]
-        tags = ("int", "float", "bool", "str")  # pydantic's union members: a scalar was wanted
-        scalar = next((i for i, p in enumerate(parts) if p in tags), None)
-        why = first["msg"] if scalar is None else "must be a number, true/false, a string or null"
-        where = ".".join(parts if scalar is None else parts[:scalar])
+        where = ".".join(str(p) for p in first["loc"])
         raise SubmitError(f"the policy's metadata (from the result's policy record) would be "
-                          f"refused: {where}: {why}; nothing was sent") from None
+                          f"refused: {where}: {first['msg']}; nothing was sent") from None
 
 
 def submit_policy(

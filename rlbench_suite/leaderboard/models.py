@@ -185,6 +185,9 @@ class Result(Base):
     episode_scores: Mapped[list[float] | None] = mapped_column(JSON, deferred=True)
     budget_class: Mapped[str | None] = mapped_column(String(20), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
+    # when it became verified: stored verified (a re-run), or reproduced by the server's
+    # re-run (``reconcile``); None while self-reported. Lists of verified results go by it.
+    verified_at: Mapped[dt.datetime | None] = mapped_column(index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     # on the server's re-run of a policy artifact that reproduced a self-reported result: that
     # result's id. The re-run is then the verification's evidence (its page, its command), not

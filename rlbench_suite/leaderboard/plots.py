@@ -1,11 +1,57 @@
-"""Server-side plots (matplotlib to SVG), cached by their data: the same data, the same SVG."""
+"""Server-side plots (matplotlib to SVG), cached by their data: the same data, the same SVG.
+
+Drawing is most of the time of a page with a plot and of a static export (one plot per
+result), so each plot is kept in memory (the last :data:`MAX_CACHED`) and on disk under
+:func:`~rlbench_suite.paths.plot_cache_dir`, by a digest of its function, its data,
+matplotlib's version and this module's source: a plot drawn once, by the server or an
+export, is not drawn again, and a change of either draws it anew."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
+import os
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+
+from rlbench_suite.paths import plot_cache_dir
 
 MAX_CACHED = 256
+
+
+@functools.cache
+def _drawing_version() -> str:
+    """What the drawing depends on besides its data: matplotlib and this module."""
+    source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return f"matplotlib {version('matplotlib')}, plots {source}"
+
+
+def _cached(draw: Callable[..., str]) -> Callable[..., str]:
+    """``draw`` (hashable arguments, an SVG back) cached in memory and on disk."""
+
+    @functools.lru_cache(maxsize=MAX_CACHED)
+    @functools.wraps(draw)
+    def cached(*args) -> str:
+        key = repr((draw.__name__, args, _drawing_version())).encode()
+        digest = hashlib.sha256(key).hexdigest()
+        path = plot_cache_dir() / digest[:2] / f"{digest}.svg"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError:
+            pass
+        svg = draw(*args)
+        try:  # written whole, then moved: a reader never sees half a plot
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_name(f"{path.name}.{os.getpid()}.part")
+            part.write_text(svg, encoding="utf-8")
+            part.replace(path)
+        except OSError:
+            pass  # a read-only data dir: drawn again next time
+        return svg
+
+    return cached
 
 
 def _svg(figure) -> str:
@@ -28,7 +74,7 @@ def _figure(width: float = 6.4, height: float = 3.2):
     return plt.subplots(figsize=(width, height))
 
 
-@functools.lru_cache(maxsize=MAX_CACHED)
+@_cached
 def episode_returns(returns: tuple[float, ...], title: str) -> str:
     """Per-episode returns of one result, in episode order, with their mean."""
     figure, axes = _figure()
@@ -42,7 +88,7 @@ def episode_returns(returns: tuple[float, ...], title: str) -> str:
     return _svg(figure)
 
 
-@functools.lru_cache(maxsize=MAX_CACHED)
+@_cached
 def score_distribution(groups: tuple[tuple[str, tuple[float, ...]], ...], scale: str) -> str:
     """Each ranked row's run scores (points) with their spread (box), best row on top."""
     figure, axes = _figure(height=max(1.6, 0.5 * len(groups) + 1))
@@ -57,7 +103,7 @@ def score_distribution(groups: tuple[tuple[str, tuple[float, ...]], ...], scale:
     return _svg(figure)
 
 
-@functools.lru_cache(maxsize=MAX_CACHED)
+@_cached
 def performance_profiles(
     taus: tuple[float, ...],
     curves: tuple[tuple[str, tuple[float, ...], tuple[float, ...], tuple[float, ...]], ...],

@@ -21,7 +21,7 @@ from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import Result as ResultDoc
-from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob
+from rlbench_suite.leaderboard.models import Result, Submission, VerificationJob, utcnow
 
 MAX_SHOWN = 5
 """The most differences kept per result."""
@@ -85,6 +85,7 @@ def reconcile(
             found[str(row.id)] = differences[:MAX_SHOWN]
         else:
             row.verification = "verified"
+            row.verified_at = utcnow()
             row.document = {**row.document, "verification": "verified"}
             if rerun.verifies_result_id is None and rerun.id != row.id:
                 rerun.verifies_result_id = row.id  # the re-run is now this row's evidence
@@ -126,8 +127,8 @@ class Evidence:
 
 def evidence(session: Session, row: Result) -> Evidence | None:
     """The server's re-run that verified ``row``, a self-reported result (None for one not
-    verified, or for a re-run itself): its score, command, and when it verified ``row`` (the
-    later of the two rows' arrival, when :func:`reconcile` compared them)."""
+    verified, or for a re-run itself): its score, command, and when it verified ``row``
+    (``Result.verified_at``: when :func:`reconcile` compared them)."""
     if row.verification != "verified" or is_rerun(session, row):
         return None
     found = first_rerun(session, row)
@@ -139,7 +140,7 @@ def evidence(session: Session, row: Result) -> Evidence | None:
         score=rerun.score,
         claimed_score=row.score,
         command=list(rerun.document["provenance"]["command"]),
-        verified_at=max(_aware(row.created_at), _aware(rerun.created_at)),
+        verified_at=_aware(row.verified_at or max(row.created_at, rerun.created_at)),
     )
 
 

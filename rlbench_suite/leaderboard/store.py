@@ -25,6 +25,7 @@ from rlbench_suite.leaderboard.models import (
     Submission,
     VerificationJob,
     listed,
+    utcnow,
 )
 from rlbench_suite.leaderboard.queries import env_card
 from rlbench_suite.leaderboard.reconcile import first_rerun, reconcile
@@ -287,6 +288,7 @@ def store_result(
         artifact_sha256=doc.policy.get("artifact_sha256"),
         training_budget_steps=doc.training_budget_steps,
         verification=verification,
+        verified_at=utcnow() if verification == "verified" else None,
         method_id=method.id,
         submission_id=submission.id if submission is not None else None,
         policy_name=str(doc.policy.get("name", ""))[:300],

@@ -347,8 +347,17 @@ def result_summary(row: Result, method: str) -> dict[str, Any]:
         "return_mean": row.return_mean,
         "episodes": row.episodes,
         "created_at": row.created_at.isoformat(),
+        "verified_at": row.verified_at.isoformat() if row.verified_at else None,
         "verifies_result_id": row.verifies_result_id,
     }
+
+
+def newest_first(verification: str | None) -> tuple:
+    """The order of a list of results, newest first: verified ones by when they were verified
+    (a self-reported result verified later moves up), others by when they arrived."""
+    if verification == "verified":
+        return Result.verified_at.desc(), Result.id.desc()
+    return (Result.id.desc(),)
 
 
 def list_results(
@@ -362,7 +371,8 @@ def list_results(
     limit: int = 50,
     offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Listed results (``models.listed``: one per agreeing verification), newest first,
+    """Listed results (``models.listed``: one per agreeing verification), newest first
+    (:func:`newest_first`),
     filtered (``budget``: a budget class, results in it or a smaller one); one page of them
     and how many match in all. An ``env_id`` or ``method`` that names nothing here is
     NotFound, with the closest names."""
@@ -384,7 +394,7 @@ def list_results(
         .join(Method, Result.method_id == Method.id)
         .where(*where)
         .options(defer(Result.document))  # a listing never needs the Result JSON
-        .order_by(Result.id.desc())
+        .order_by(*newest_first(verification))
         .limit(limit)
         .offset(offset)
     )

@@ -5,7 +5,9 @@ protocol, episodes, policy name and artifact), unique, so a run posted by many r
 once is stored once; it is filled here for the rows that are not the worker's re-runs, in
 id order (a run already stored twice keeps its key on the first row only). Verification
 jobs get ``claimed_by`` and ``heartbeat_at``: a job is queued again only when the worker
-that claimed it stopped beating, and a worker that lost its job stores nothing.
+that claimed it stopped beating, and a worker that lost its job stores nothing. Both
+directions are plain ALTERs on SQLite too (copying ``results`` there is refused by the
+foreign keys that point at it).
 
 Revision ID: 0003
 Revises: 0002
@@ -54,9 +56,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("verification_jobs", schema=None) as batch_op:
-        batch_op.drop_column("heartbeat_at")
-        batch_op.drop_column("claimed_by")
-    with op.batch_alter_table("results", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_results_run_sha256"))
-        batch_op.drop_column("run_sha256")
+    # plain ALTERs, not batch mode: batch mode copies ``results`` on SQLite, and dropping the
+    # old table there is refused while verification jobs point at its rows (foreign keys)
+    op.drop_column("verification_jobs", "heartbeat_at")
+    op.drop_column("verification_jobs", "claimed_by")
+    op.drop_index(op.f("ix_results_run_sha256"), table_name="results")
+    op.drop_column("results", "run_sha256")
