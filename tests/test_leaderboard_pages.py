@@ -19,6 +19,7 @@ from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
 from rlbench_suite.leaderboard.wording import fixed
+from rlbench_suite.paths import plot_cache_dir
 
 CARD_IDS = {c.id for c in select_cards()}
 ROW = re.compile(
@@ -146,10 +147,15 @@ def test_a_result_page_shows_its_plot_and_provenance(site):
 def test_a_plot_drawn_once_is_read_back_from_disk_until_the_drawing_changes(
     tmp_path, monkeypatch
 ):
-    """A plot is kept under the data dir: a new process (memory empty) reads it back instead
-    of drawing it again; another matplotlib or plots module draws it anew."""
+    """A plot is kept in the disk cache (serve and export: the data dir's): a new process
+    (memory empty) reads it back instead of drawing it again; another matplotlib or plots
+    module draws it anew. Without a disk cache nothing is written."""
     monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path))
     returns, title = (1.0, 2.5, -3.0), f"disk cache {tmp_path.name}"
+    monkeypatch.setattr(plots, "_disk_cache", None)
+    plots.episode_returns(returns, title + " (memory)")
+    assert not (tmp_path / "leaderboard").exists()
+    monkeypatch.setattr(plots, "_disk_cache", plot_cache_dir())
     first = plots.episode_returns(returns, title)
     kept = list((tmp_path / "leaderboard" / "plot-cache").rglob("*.svg"))
     assert [f.read_text() for f in kept] == [first] and first.startswith("<svg")

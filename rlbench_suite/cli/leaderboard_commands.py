@@ -210,6 +210,7 @@ def serve(
     with _worker(url, limits) if worker else contextlib.nullcontext():
         if not worker:
             console.print("no verification worker (run `rlbench leaderboard verify` beside)")
+        _keep_plots()
         server = uvicorn.Server(uvicorn.Config(create_app(factory), log_level="info"))
         with sock, contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C stops it
             server.run(sockets=[sock])
@@ -238,6 +239,14 @@ def _worker(url: str, limits: WorkerLimits) -> Iterator[None]:
 
 
 @leaderboard_app.command("export")
+def _keep_plots() -> None:
+    """The server and the export keep the plots they draw under the data dir."""
+    from rlbench_suite.leaderboard.plots import use_disk_cache
+    from rlbench_suite.paths import plot_cache_dir
+
+    use_disk_cache(plot_cache_dir())
+
+
 def export(
     out: Annotated[Path, typer.Argument(help="The folder to write the site into.")],
     db: DbOption = None,
@@ -247,6 +256,7 @@ def export(
     from rlbench_suite.leaderboard.export import export_site
 
     factory, _ = open_database(db)
+    _keep_plots()
     files = export_site(create_app(factory), out)
     pages = sum(f.name == "index.html" for f in files)
     console.print(

@@ -1,8 +1,9 @@
 """Server-side plots (matplotlib to SVG), cached by their data: the same data, the same SVG.
 
 Drawing is most of the time of a page with a plot and of a static export (one plot per
-result), so each plot is kept in memory (the last :data:`MAX_CACHED`) and on disk under
-:func:`~rlbench_suite.paths.plot_cache_dir`, by a digest of its function, its data,
+result), so each plot is kept in memory (the last :data:`MAX_CACHED`) and, once
+:func:`use_disk_cache` names a folder (``rlbench leaderboard serve`` and ``export`` name
+:func:`~rlbench_suite.paths.plot_cache_dir`), on disk, by a digest of its function, its data,
 matplotlib's version and this module's source: a plot drawn once, by the server or an
 export, is not drawn again, and a change of either draws it anew."""
 
@@ -16,9 +17,14 @@ from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
-from rlbench_suite.paths import plot_cache_dir
-
 MAX_CACHED = 256
+_disk_cache: Path | None = None
+
+
+def use_disk_cache(folder: Path | None) -> None:
+    """Keep the plots drawn from now on under ``folder`` too (``None``: in memory only)."""
+    global _disk_cache
+    _disk_cache = folder
 
 
 @functools.cache
@@ -34,9 +40,11 @@ def _cached(draw: Callable[..., str]) -> Callable[..., str]:
     @functools.lru_cache(maxsize=MAX_CACHED)
     @functools.wraps(draw)
     def cached(*args) -> str:
+        if _disk_cache is None:
+            return draw(*args)
         key = repr((draw.__name__, args, _drawing_version())).encode()
         digest = hashlib.sha256(key).hexdigest()
-        path = plot_cache_dir() / digest[:2] / f"{digest}.svg"
+        path = _disk_cache / digest[:2] / f"{digest}.svg"
         try:
             return path.read_text(encoding="utf-8")
         except OSError:
@@ -58,7 +66,8 @@ def _svg(figure) -> str:
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    # no date in the metadata: the same data gives the same bytes, in any process
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg") :]
