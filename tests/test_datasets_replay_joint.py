@@ -165,21 +165,27 @@ def test_a_shared_run_with_scripted_partners_cannot_be_recorded_as_joint_data():
                           _Recorder(1, _sink()))  # fmt: skip
 
 
-def test_the_coop_nav_replay_card_is_an_offline_id_scored_on_the_team_references(tmp_path):
-    """The offline id is the card's online env (agent_0 beside the scripted partners), its
-    episodes scored on the dataset's team references, like the other CoopNav kinds; `info`
-    says the run and that its recorded envs are games."""
+def test_the_coop_nav_replay_card_is_an_offline_id_whose_policies_are_scored_elsewhere(tmp_path):
+    """The offline id is the card's online env (agent_0 beside the scripted partners): its
+    episodes are scored on the online card's references (that game's), while the data and
+    get_normalized_score are the team's; the harness and the offline algorithms refuse the
+    id (a single-agent policy cannot be scored on the team's references), naming where to
+    score it; `info` says the run and that its recorded envs are games."""
     import gymnasium as gym
     from typer.testing import CliRunner
 
     import rlbench_suite
+    from rlbench_suite.baselines.train import TrainConfig, TrainError, train
     from rlbench_suite.cli import app
+    from rlbench_suite.core.catalog import get_card
     from rlbench_suite.core.offline_cards import offline_env_card
+    from rlbench_suite.evaluation import evaluate
 
     dataset_id = "rlbench/CoopNav-medium-replay-v0"
     card = get_dataset_card(dataset_id)
+    online = get_card("rlbench/CoopNav-v0")
     assert card.reference == get_dataset_card("rlbench/CoopNav-medium-v0").reference
-    assert offline_env_card(dataset_id).reference.random == card.reference.random
+    assert offline_env_card(dataset_id).reference == online.reference != card.reference
     rlbench_suite.register_all()
     env = gym.make(dataset_id)
     env.reset(seed=5)
@@ -189,9 +195,16 @@ def test_the_coop_nav_replay_card_is_an_offline_id_scored_on_the_team_references
         if terminated or truncated:
             break
     stats = info["rlbench_episode"]
-    assert stats["normalized_score"] == pytest.approx(card.normalized_score(stats["r"]))
+    assert stats["normalized_score"] == pytest.approx(online.normalized_score(stats["r"]))
     assert env.get_wrapper_attr("dataset_id") == dataset_id
+    team = env.get_wrapper_attr("get_normalized_score")(card.mean_return)
+    assert team == pytest.approx(card.normalized_score(card.mean_return) / 100)
     env.close()
+    with pytest.raises(ValueError, match=r"holds joint data .* score a policy on the online "
+                       r"card rlbench/CoopNav-v0"):  # fmt: skip
+        evaluate(dataset_id, "random", workers=1)
+    with pytest.raises(TrainError, match=r"holds joint data .* --algo bc takes a single-agent"):
+        train(TrainConfig(dataset_id, "bc", budget=10, out=tmp_path / "runs"))
     out = CliRunner().invoke(app, ["datasets", "info", dataset_id, "--cache", str(tmp_path)],
                              catch_exceptions=False)  # fmt: skip
     text = " ".join(out.output.split())

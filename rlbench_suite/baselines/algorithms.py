@@ -150,7 +150,9 @@ def check_action_space(algo: Algorithm, env_id: str, action_space: Any) -> None:
     """Refuse an algorithm that cannot act in ``action_space``, naming those that can."""
     if algo.supports(action_space):
         return
-    able = [a.name for a in ALGORITHMS.values() if a.supports(action_space)]
+    # of the algorithms that train where this one does (online, or offline on a dataset)
+    able = [a.name for a in ALGORITHMS.values()
+            if a.offline == algo.offline and a.supports(action_space)]  # fmt: skip
     raise ValueError(
         f"--algo {algo.name} cannot train on {env_id}: its action space {action_space} is not "
         f"one of {', '.join(s.__name__ for s in algo.action_spaces)}; "

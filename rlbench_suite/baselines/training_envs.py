@@ -17,7 +17,7 @@ from rlbench_suite.baselines.hyperparams import (
     read_file,
 )
 from rlbench_suite.core.dataset_cards import dataset_cards
-from rlbench_suite.core.offline_cards import dataset_of, resolve_card
+from rlbench_suite.core.offline_cards import dataset_of, refuse_joint_data, resolve_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
 from rlbench_suite.wrappers import apply_wrappers
 
@@ -45,6 +45,11 @@ def card_for(env_id: str, algo: Algorithm) -> EnvCard:
     offline = [a.name for a in ALGORITHMS.values() if a.offline]
     online = [a.name for a in ALGORITHMS.values() if not a.offline]
     dataset = dataset_of(card)
+    if dataset is not None:
+        try:
+            refuse_joint_data(card, f"--algo {algo.name}")
+        except ValueError as exc:
+            raise TrainError(str(exc)) from None
     if dataset is not None and not algo.offline:
         raise TrainError(
             f"{card.id} is an offline id (a dataset): train on it with --algo "

@@ -159,6 +159,7 @@ def build_command(
     from rlbench_suite.datasets.cache import dataset_folder
 
     card = _card(dataset_id)
+    _say_other_cpu(card)
     try:
         with _episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
@@ -356,10 +357,19 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
     console.print(f"{card.id}: verified, in {folder}", soft_wrap=True, highlight=False)
 
 
+def _say_other_cpu(card: DatasetCard) -> None:
+    from rlbench_suite.datasets.builder import other_cpu_note
+
+    note = other_cpu_note(card)
+    if note is not None:
+        console.print(note, soft_wrap=True, highlight=False, style="yellow")
+
+
 def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
     from rlbench_suite.datasets.builder import BuildMismatchError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
+    _say_other_cpu(card)
     try:
         with _episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]

@@ -37,12 +37,15 @@ def offline_env_card(dataset: str | DatasetCard) -> EnvCard:
 def _offline_env_card(dataset_id: str) -> EnvCard:
     dataset = get_dataset_card(dataset_id)
     online = get_card(dataset.env_id)
+    # joint data's references are the team's; the env itself plays the card's agent beside
+    # its partners, so its episodes are scored on the online card's references
+    references = (online.reference if is_joint_card(online) else
+                  References(random=dataset.reference.random, expert=dataset.reference.expert))
     return online.model_copy(update={
         "id": dataset.id,
         "family": OFFLINE_FAMILY,
         "primary_metric": "return",
-        "reference": References(random=dataset.reference.random,
-                                expert=dataset.reference.expert),
+        "reference": references,
         "trained": [],
         "evaluation": online.evaluation.model_copy(update={"episodes": EVAL_EPISODES}),
         "suites": [],
@@ -50,6 +53,28 @@ def _offline_env_card(dataset_id: str) -> EnvCard:
         "upstream_id": None,
         "description": f"{online.id} with the dataset {dataset.id}: {dataset.description}",
     }, deep=True)  # fmt: skip
+
+
+def is_joint_card(card: EnvCard) -> bool:
+    """Whether ``card``'s datasets are joint data (a PettingZoo Parallel card's, or an
+    offline id of one): every agent's observations, actions and rewards."""
+    return card.api == "pettingzoo-parallel"
+
+
+def refuse_joint_data(card: EnvCard, what: str) -> None:
+    """Refuse ``what`` (a single-agent policy's scoring or training) on an offline id of
+    joint data, saying what the data is and where a policy is scored instead."""
+    dataset = dataset_of(card)
+    if dataset is None or not is_joint_card(card):
+        return
+    raise ValueError(
+        f"{card.id} holds joint data of the multi-agent env {dataset.env_id} (every agent's "
+        f"observations, actions and rewards; its returns and references are the team's), "
+        f"and {what} takes a single-agent policy, which plays {card.agent} beside scripted "
+        f"partners: another game, on other references. Read the data with "
+        f"rlbench_suite.datasets.load({card.id!r}) or get_dataset(); score a policy on the "
+        f"online card {dataset.env_id}"
+    )
 
 
 def offline_env_cards() -> list[EnvCard]:

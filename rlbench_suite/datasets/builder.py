@@ -226,9 +226,10 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
         files = [_file_entry(staging, DATA_FILE), _file_entry(staging, METADATA_FILE)]
         digest = content_hash(episodes)
         if expect_content is not None and digest != expect_content:
+            kept = "the cached copy was left as it was" if out.exists() else "nothing was cached"
             raise BuildMismatchError(
                 f"{card.id}: the build's content hash {digest} differs from the card's "
-                f"{expect_content} ({_mismatch_cause(card)}); the cached copy was left as it was"
+                f"{expect_content} ({mismatch_cause(card)}); {kept}"
             )
         with folder_lock(out):
             _replace_folder(staging, out)
@@ -240,10 +241,25 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
                        build_versions(), replay, cpu)  # fmt: skip
 
 
-def _mismatch_cause(card: DatasetCard) -> str:
-    """Why a build may not give ``card``'s content hash: the package versions, and for a
-    training run's data the CPU (torch's kernels differ between processors)."""
-    cause = f"versions differ? card: {card.build.versions}"
+def other_cpu_note(card: DatasetCard) -> str | None:
+    """Before a training run's build: a line saying it will likely not give the card's hash,
+    when the card records another CPU than this one (None otherwise)."""
+    if card.source.training is None or card.build.cpu in (None, cpu_platform()):
+        return None
+    return (f"note: {card.id} is a torch training run's data, built on {card.build.cpu}; "
+            f"this machine is {cpu_platform()}, where the run may give other bits, and the "
+            "build is then refused after training (a mirror that has the files serves them: "
+            "--remote URL)")
+
+
+def mismatch_cause(card: DatasetCard) -> str:
+    """Why a build may not give ``card``'s content hash: the package versions that differ,
+    and for a training run's data the CPU (torch's kernels differ between processors)."""
+    here = build_versions()
+    changed = [f"{name} {version} on the card, {here.get(name, 'none')} here"
+               for name, version in card.build.versions.items() if here.get(name) != version]
+    cause = ("package versions differ: " + ", ".join(changed) if changed
+             else "the card's package versions")  # fmt: skip
     if card.source.training is None:
         return cause
     built = card.build.cpu or "a CPU the card does not record"

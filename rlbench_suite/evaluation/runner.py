@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rlbench_suite.core.cards import EnvCard
-from rlbench_suite.core.offline_cards import resolve_card
+from rlbench_suite.core.offline_cards import refuse_joint_data, resolve_card
 from rlbench_suite.core.protocol import EvalProtocol
 from rlbench_suite.core.provenance import collect
 from rlbench_suite.core.result import EpisodeRecord, Result
@@ -75,6 +75,7 @@ def evaluate(
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     card = resolve_card(env)
+    refuse_joint_data(card, "the evaluation harness")
     protocol = current_protocol(card, protocol or default_protocol(card))
     workers = max(1, workers or os.cpu_count() or 1)
     started = dt.datetime.now(dt.UTC)
