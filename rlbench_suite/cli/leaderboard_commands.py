@@ -238,7 +238,6 @@ def _worker(url: str, limits: WorkerLimits) -> Iterator[None]:
             console.print(f"verification worker stopped (exit {process.returncode})")
 
 
-@leaderboard_app.command("export")
 def _keep_plots() -> None:
     """The server and the export keep the plots they draw under the data dir."""
     from rlbench_suite.leaderboard.plots import use_disk_cache
@@ -247,6 +246,7 @@ def _keep_plots() -> None:
     use_disk_cache(plot_cache_dir())
 
 
+@leaderboard_app.command("export")
 def export(
     out: Annotated[Path, typer.Argument(help="The folder to write the site into.")],
     db: DbOption = None,

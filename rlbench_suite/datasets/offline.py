@@ -28,15 +28,17 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
     see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`)."""
     card = get_dataset_card(dataset_id)
     folder = dataset_folder(card, root)
-    fix = (f"run `rlbench datasets download {card.id}` to fetch it again (`--build` to build "
-           f"it from source; no public mirror exists yet) or `rlbench datasets delete {card.id}`")
+    get = (f"`rlbench datasets download {card.id}` fetches it again" if card.remotes else
+           f"`rlbench datasets download {card.id} --build` builds it again (no public mirror "
+           "exists yet)")  # fmt: skip
+    fix = (f"{get}; `rlbench datasets delete {card.id}` removes it (a file written by an "
+           "earlier version of the suite's writer holds the same data in other bytes)")
     if not is_cached(card, root):
         if not download:
             for file in expected_files(card, root):  # a file there but cut short: name it
                 problem = check_file(folder / file.path, file.size, file.sha256)
                 if problem is not None and problem != "missing":
-                    raise DatasetFileError(f"{folder / file.path}: {problem} (truncated or "
-                                           f"corrupt); {fix}")  # fmt: skip
+                    raise DatasetFileError(f"{folder / file.path}: {problem}; {fix}")
             fetch_hint = " or load(..., download=True)" if card.remotes else ""
             raise FileNotFoundError(
                 f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
