@@ -97,7 +97,8 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     if run is not None:
         console.print(f"source: training run `rlbench train {card.env_id} --algo {run.algo} "
                       f"--seed {run.seed} --budget {run.budget}` ({run.hyperparams} "
-                      f"hyperparameters) stopped at {run.stop} steps, its first "
+                      f"hyperparameters) stopped at {run.stop} "
+                      f"{'agent steps' if is_joint(card.env_id) else 'steps'}, its first "
                       f"{run.recorded_envs} {'games' if is_joint(card.env_id) else 'envs'} "
                       "recorded"
                       + (f"; curve {run.curve}: {number(run.curve_return)} at the stop"

@@ -65,8 +65,10 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
 
 def recover_environment(dataset_id: str | DatasetCard, eval_env: bool = False,
                         **kwargs: Any) -> gym.Env:  # fmt: skip
-    """The online env the dataset was recorded in (Minari's ``recover_environment``); the
-    evaluation env is the same env."""
+    """The online env of the dataset (Minari's ``recover_environment``); the evaluation env
+    is the same env. For joint data this is the card's Gymnasium view (its agent beside its
+    partners); the Parallel env the data was recorded in is
+    :func:`~rlbench_suite.datasets.joint.make_joint_env` of the card's ``env_id``."""
     return gym.make(get_dataset_card(dataset_id).env_id, **kwargs)
 
 
