@@ -272,3 +272,16 @@ def test_download_says_when_it_waits_for_another_process(cache):
     holder.join()
     assert "waiting for another process downloading it" in result.output
     assert result.exit_code == 2  # then it went on (and found no remote)
+
+
+def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
+    """Piped (no terminal, no bar), a build says how far it is, at most every PIPED_EVERY_S
+    seconds (here: every update), on stderr beside the summary."""
+    from rlbench_suite.cli import datasets_commands
+
+    monkeypatch.setattr(datasets_commands, "PIPED_EVERY_S", -1.0)
+    card = get_dataset_card(DATASET)
+    result = run("datasets", "build", DATASET)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(f"build {DATASET}:")]
+    assert lines and lines[-1].startswith(f"build {DATASET}: {card.source.episodes}/")

@@ -4,7 +4,8 @@ offline datasets, thin over :mod:`rlbench_suite.datasets`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -130,8 +131,12 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
 
 @contextlib.contextmanager
 def _episode_progress(card: DatasetCard) -> Iterator[object]:
-    """A bar over the card's episodes, or over its training run's steps (medium-replay)."""
+    """A bar over the card's episodes, or over its training run's steps (medium-replay); piped,
+    a line at most every :data:`PIPED_EVERY_S` seconds instead (a run takes minutes)."""
     run = card.source.training
+    if not errors.is_terminal:
+        yield _progress_lines(card)
+        return
     text = ("{task.completed}/{task.total} training steps, {task.fields[episodes]} episodes"
             if run else "{task.completed}/{task.total} episodes, {task.fields[steps]} steps")
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(text),
@@ -143,6 +148,26 @@ def _episode_progress(card: DatasetCard) -> Iterator[object]:
         else:
             task = bar.add_task(f"build {card.id}", total=card.source.episodes, steps=0)
             yield lambda done, steps: bar.update(task, completed=done, steps=steps)
+
+
+PIPED_EVERY_S = 30.0
+
+
+def _progress_lines(card: DatasetCard) -> Callable[[int, int], None]:
+    """``update(episodes, steps)`` printing a plain progress line at most every
+    :data:`PIPED_EVERY_S` seconds (the first after that long)."""
+    run = card.source.training
+    last = [time.monotonic()]
+
+    def update(done: int, steps: int) -> None:
+        if time.monotonic() - last[0] < PIPED_EVERY_S:
+            return
+        last[0] = time.monotonic()
+        where = (f"{steps}/{run.stop} training steps, {done} episodes recorded" if run
+                 else f"{done}/{card.source.episodes} episodes, {steps} steps")  # fmt: skip
+        errors.print(f"build {card.id}: {where}", soft_wrap=True, highlight=False)
+
+    return update
 
 
 @datasets_app.command("build")
