@@ -145,3 +145,25 @@ def test_tournament_table_names_policies_shortly_and_bounds_a_perfect_record_fro
 def test_tournament_refuses_a_label_given_twice():
     with pytest.raises(ValueError, match="label 'A' is given to more than one policy"):
         round_robin("rlbench/TicTacToe-v3", ["A=random", "A=" + FIRST_LEGAL], games=2)
+
+
+def test_a_duel_double_knock_out_is_a_tournament_draw(monkeypatch):
+    """On a card with an [outcome] rule a game whose two returns are within its draw_within
+    of 0 is drawn, whichever return is higher (Duel's double knock-out: chip damage only);
+    elsewhere, and past the rule, the higher return wins."""
+    from rlbench_suite.core.catalog import get_card
+    from rlbench_suite.evaluation import tournament
+
+    rule = get_card("rlbench/Duel-v0").outcome
+    assert rule is not None
+    assert tournament.game_score(0.02, -0.02, rule.draw_within) == 0.5
+    assert tournament.game_score(0.02, -0.02) == 1.0  # no rule: the higher return wins
+    assert tournament.game_score(1.1, -1.1, rule.draw_within) == 1.0
+    assert tournament.game_score(-1.05, 1.05, rule.draw_within) == 0.0
+    def double_knock_out(env_id, players, seed):
+        return dict(zip(players, (0.03, -0.03), strict=True))
+
+    monkeypatch.setattr(tournament, "play_game", double_knock_out)
+    standings = round_robin("rlbench/Duel-v0", ["random", f"Easy={DUEL_BOT.format('EasyBot')}"],
+                            games=4, reps=50)  # fmt: skip
+    assert [(s.wins, s.draws, s.losses) for s in standings] == [(0, 4, 0), (0, 4, 0)]

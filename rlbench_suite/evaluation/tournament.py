@@ -67,7 +67,13 @@ def play_game(env_id: str, specs: dict[str, str], seed: int) -> dict[str, float]
         env.close()
 
 
-def _score(own: float, other: float) -> float:
+def game_score(own: float, other: float, draw_within: float | None = None) -> float:
+    """The first player's score in a game (1 won, 0.5 drawn, 0 lost) from the two returns:
+    the higher return wins, except that on a card with an ``[outcome]`` rule a game whose
+    returns are both within its ``draw_within`` of 0 is drawn (Duel's double knock-out leaves
+    a few hundredths of chip damage between the two)."""
+    if draw_within is not None and abs(own) <= draw_within and abs(other) <= draw_within:
+        return 0.5
     return 1.0 if own > other else 0.0 if own < other else 0.5
 
 
@@ -108,6 +114,7 @@ def round_robin(
                 f"game seeds {sorted(used)[:10]} were training or tuning seeds of {spec!r}; "
                 "pass another --first-seed"
             )
+    draw_within = card.outcome.draw_within if card.outcome is not None else None
     standings = {e: Standing(spec_of[e], name) for e, name in zip(entries, names, strict=True)}
     matches = []
     for a, b in itertools.combinations(standings, 2):
@@ -115,7 +122,7 @@ def round_robin(
             first, second = (a, b) if g % 2 == 0 else (b, a)
             players = {seats[0]: spec_of[first], seats[1]: spec_of[second]}
             totals = play_game(card.id, players, first_seed + g)
-            score = _score(totals[seats[0]], totals[seats[1]])
+            score = game_score(totals[seats[0]], totals[seats[1]], draw_within)
             matches.append((first, second, score))
             for entry, result in ((first, score), (second, 1.0 - score)):
                 record = standings[entry]
