@@ -162,6 +162,30 @@ def test_a_result_under_another_protocol_is_refused_with_the_difference(app_clie
     assert "deterministic: false vs the card's true" in done.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    ("wrappers", "message"),
+    [
+        ([{"name": "rlbench/KitchenOwnContribution-v0", "kwargs": {"bonus": {"pot": 2}}}],
+         "invalid policy record: wrappers.0.kwargs.bonus: must be a number, true/false, a "
+         "string or null (a wrapper's kwargs are flat), not an object"),
+        ([{"name": "bonus_wrap", "kwargs": {}}], "unknown wrapper 'bonus_wrap'; accepted: "),
+        (["TimeLimit", 5, None], "invalid policy record: wrappers.0"),
+    ],
+)  # fmt: skip
+def test_a_result_whose_policy_record_names_wrappers_a_submission_could_not_is_refused(
+    app_client, wrappers, message
+):
+    """A self-reported Result's ``policy.wrappers`` follow the rule of a policy submission's
+    metadata (the suite's own wrappers, flat kwargs): refused in one line, nothing stored."""
+    client, factory, alice, _ = app_client
+    before = count(factory, Result)
+    data = json.loads(ZOO_RESULTS[0].read_text())
+    data["policy"]["wrappers"] = wrappers
+    done = client.post("/api/results", json=data, headers=bearer(alice))
+    assert done.status_code == 422 and message in done.json()["detail"], done.json()
+    assert ".int:" not in done.json()["detail"] and count(factory, Result) == before
+
+
 def test_the_rate_limit_is_named_in_the_refusal(app_client):
     client, _, alice, _ = app_client
     statuses = [client.post("/api/results", content=b"[]", headers=bearer(alice)) for _ in range(9)]

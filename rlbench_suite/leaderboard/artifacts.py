@@ -8,22 +8,16 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
 )
-from pydantic_core import PydanticCustomError
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from rlbench_suite.core.result import MAX_STEPS, validation_problems
-from rlbench_suite.core.wrapper_names import STANDARD_WRAPPERS, policy_wrappers
 from rlbench_suite.leaderboard.models import (
     ApiToken,
     Environment,
@@ -32,6 +26,7 @@ from rlbench_suite.leaderboard.models import (
     Submission,
     VerificationJob,
 )
+from rlbench_suite.leaderboard.policy_record import MAX_WRAPPERS, SubmittedWrapper
 from rlbench_suite.leaderboard.store import (
     RefusedResult,
     check_artifact_owner,
@@ -53,52 +48,6 @@ STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator sets the server runs; nodes of any other domain (custom operators) are refused."""
 
 
-FLAT_KWARG = "a number, true/false, a string or null (a wrapper's kwargs are flat)"
-"""What a submitted wrapper's keyword argument may be (the one rule: the server's model, and
-``rlbench submit``'s check before sending, say it in these words)."""
-JSON_KINDS = {dict: "an object", list: "a list"}
-
-
-def _flat(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    kind = JSON_KINDS.get(type(value), type(value).__name__)
-    raise PydanticCustomError("flat_kwarg", f"must be {FLAT_KWARG}, not {kind}")
-
-
-FlatKwarg = Annotated[
-    Any,
-    AfterValidator(_flat),
-    WithJsonSchema({"type": ["integer", "number", "boolean", "string", "null"]}),
-]
-"""A wrapper's keyword argument: one error saying what is accepted, where a union of the
-scalar types made pydantic report each member's complaint."""
-
-
-class SubmittedWrapper(BaseModel):
-    """One of the suite's own wrappers a submitted policy acts through (by versioned name:
-    the server runs the suite's code with these keyword arguments, never the submitter's)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(max_length=100)
-    kwargs: dict[str, FlatKwarg] = Field(default_factory=dict, max_length=20)
-
-    @field_validator("name")
-    @classmethod
-    def _standard(cls, name: str) -> str:
-        if name not in STANDARD_WRAPPERS:
-            raise ValueError(
-                f"unknown wrapper {name!r}; accepted: {', '.join(sorted(STANDARD_WRAPPERS))}"
-            )
-        return name
-
-    @model_validator(mode="after")
-    def _not_the_score(self) -> SubmittedWrapper:
-        policy_wrappers([{"name": self.name, "kwargs": self.kwargs}])  # the harness's rule
-        return self
-
-
 class PolicyMetadata(BaseModel):
     """What a policy submission says about itself (the ``metadata`` form field, JSON);
     ``wrappers``: the suite's wrappers it acts through, innermost first (its sidecar's)."""
@@ -114,7 +63,7 @@ class PolicyMetadata(BaseModel):
         default_factory=list, max_length=10_000
     )
     description: str | None = Field(None, max_length=5000)
-    wrappers: list[SubmittedWrapper] = Field(default_factory=list, max_length=10)
+    wrappers: list[SubmittedWrapper] = Field(default_factory=list, max_length=MAX_WRAPPERS)
 
 
 def safe_filename(name: str | None) -> str:

@@ -27,6 +27,7 @@ from rlbench_suite.leaderboard.models import (
     listed,
     utcnow,
 )
+from rlbench_suite.leaderboard.policy_record import wrapper_problems
 from rlbench_suite.leaderboard.queries import env_card
 from rlbench_suite.leaderboard.reconcile import first_rerun, reconcile
 from rlbench_suite.leaderboard.scores import score_columns
@@ -324,6 +325,9 @@ def accept_result(
     policy artifact the server already re-ran is compared with that re-run at once
     (``reconcile``: verified if reproduced, else stored with the differences)."""
     doc = parse_result(data)
+    problem = wrapper_problems(doc.policy.get("wrappers", []))
+    if problem is not None:  # the same rule as a policy submission's metadata
+        raise RefusedResult(f"invalid policy record: {problem}")
     env = session.get(Environment, doc.env_id)
     known = list(session.scalars(select(Environment.id).where(Environment.active)))
     check_against_card(doc, env, known)
