@@ -360,16 +360,18 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
     ``.json`` files (the same path the server answers); the live pages keep all of it."""
     from rlbench_suite.leaderboard.export import LINK, export_site
 
+    out = tmp_path / "site"  # tmp_path holds the SQLite database
+
     client, factory = site
-    files = export_site(client.app, tmp_path)
-    home = (tmp_path / "index.html").read_text()
+    files = export_site(client.app, out)
+    home = (out / "index.html").read_text()
     assert 'href="/api/docs"' in home  # the API docs page and the schema it links to
     live_home = client.get("/").text
     assert home == live_home.replace('<a href="/compare">compare</a>\n    ', "") != live_home
-    assert (tmp_path / "api/docs/index.html").is_file()
-    schema = json.loads((tmp_path / "api/openapi.json").read_text())
+    assert (out / "api/docs/index.html").is_file()
+    schema = json.loads((out / "api/openapi.json").read_text())
     assert schema == client.get("/api/openapi.json").json()
-    env = (tmp_path / "envs/rlbench/CartPole-v1/index.html").read_text()
+    env = (out / "envs/rlbench/CartPole-v1/index.html").read_text()
     assert [r[1] for r in ranking_rows(env)] == ["zoo-ppo", "random"]
     assert (
         "<form" not in env
@@ -378,17 +380,17 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
     )
     live_env = client.get("/envs/rlbench/CartPole-v1").text
     assert '<form class="filters"' in live_env and "needs the leaderboard's server" not in live_env
-    assert (tmp_path / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")
+    assert (out / "plots/envs/rlbench/CartPole-v1.svg").read_text().startswith("<svg")
     with factory() as session:
         ids = list(session.scalars(select(Result.id)))
     for result_id in ids:
-        page = (tmp_path / f"results/{result_id}/index.html").read_text()
+        page = (out / f"results/{result_id}/index.html").read_text()
         assert f'href="/api/results/{result_id}.json"' in page
-        stored = json.loads((tmp_path / f"api/results/{result_id}.json").read_text())
+        stored = json.loads((out / f"api/results/{result_id}.json").read_text())
         assert stored == client.get(f"/api/results/{result_id}").json()
         assert stored == client.get(f"/api/results/{result_id}.json").json()
-    assert not [f for f in (tmp_path / "api/results").iterdir() if f.suffix != ".json"]
-    assert not (tmp_path / "compare").exists()
+    assert not [f for f in (out / "api/results").iterdir() if f.suffix != ".json"]
+    assert not (out / "compare").exists()
     pages = [f for f in files if f.name == "index.html"]
     assert len(pages) > len(ids)
     for page in pages:
@@ -396,7 +398,7 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
         assert "<form" not in text, page
         for link in LINK.findall(text):
             assert "?" not in link and link != "/compare", (page, link)
-            target = tmp_path / unquote(html.unescape(link)).lstrip("/")
+            target = out / unquote(html.unescape(link)).lstrip("/")
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
 
 
@@ -416,6 +418,29 @@ def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(site
     assert sorted(mine) == sorted(theirs) and len(alone) == len(shared)
     assert [name for name in mine if mine[name] != theirs[name]] == []
     assert any(name.startswith("plots/results/") for name in mine)
+
+
+def test_an_export_replaces_an_earlier_export_and_refuses_a_foreign_folder(site, tmp_path):
+    """A second export into the same folder leaves no file of the first behind (a result
+    deleted since keeps no page on the host); a folder holding other files is refused, and
+    nothing in it is touched."""
+    from rlbench_suite.leaderboard.export import MARKER, ExportFolderError, export_site
+
+    client, _ = site
+    out = tmp_path / "site"
+    first = export_site(client.app, out, workers=0)
+    (out / "results" / "99999").mkdir(parents=True)
+    (out / "results" / "99999" / "index.html").write_text("gone")
+    (out / "stale.html").write_text("gone")
+    second = export_site(client.app, out, workers=0)
+    assert sorted(second) == sorted(first) and (out / MARKER).is_file()
+    assert not (out / "stale.html").exists() and not (out / "results" / "99999").exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    with pytest.raises(ExportFolderError, match="not empty and holds no earlier export"):
+        export_site(client.app, foreign, workers=0)
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 
 
 @pytest.mark.parametrize(

@@ -253,11 +253,14 @@ def export(
 ) -> None:
     """Write the whole site as static HTML (with its plots) for hosting without a server."""
     from rlbench_suite.leaderboard.app import create_app
-    from rlbench_suite.leaderboard.export import export_site
+    from rlbench_suite.leaderboard.export import ExportFolderError, export_site
 
     factory, _ = open_database(db)
     _keep_plots()
-    files = export_site(create_app(factory), out)
+    try:
+        files = export_site(create_app(factory), out)
+    except ExportFolderError as exc:
+        raise fail(exc) from None
     pages = sum(f.name == "index.html" for f in files)
     console.print(
         f"exported {pages} pages and {len(files) - pages} other files to {out}", soft_wrap=True

@@ -19,6 +19,7 @@ import asyncio
 import multiprocessing
 import os
 import re
+import shutil
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path, PurePosixPath
@@ -65,9 +66,42 @@ def default_workers() -> int:
     return min(cpus or 1, MAX_WORKERS)
 
 
+MARKER = ".rlbench-export"
+"""The file an export leaves in its folder: a later export into that folder replaces it."""
+
+
+class ExportFolderError(ValueError):
+    """The export's folder holds files that are not an earlier export's."""
+
+
+def _clear(folder: Path) -> None:
+    """Make ``folder`` ready for an export: new, empty, or an earlier export's (whose files
+    are removed, so no page of a result deleted since stays on the host)."""
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise ExportFolderError(f"{folder} is a file; export into a folder")
+    entries = list(folder.iterdir())
+    if entries and not (folder / MARKER).is_file():
+        raise ExportFolderError(
+            f"{folder} is not empty and holds no earlier export (no {MARKER} file); export "
+            "into a new or empty folder, or an earlier export's, which is replaced"
+        )
+    for entry in entries:
+        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
 def export_site(app: FastAPI, folder: Path, workers: int | None = None) -> list[Path]:
-    """Write every page reachable from ``/`` (and its plots, CSS, result JSON) under ``folder``;
+    """Write every page reachable from ``/`` (and its plots, CSS, result JSON) under ``folder``,
+    new, empty or an earlier export's (replaced; :class:`ExportFolderError` otherwise);
     ``workers``: processes rendering the plots (default :func:`default_workers`; 0: none)."""
+    _clear(folder)
+    files = _export(app, folder, workers)
+    (folder / MARKER).write_text("written by rlbench leaderboard export\n", encoding="utf-8")
+    return files
+
+
+def _export(app: FastAPI, folder: Path, workers: int | None) -> list[Path]:
     global _APP
     workers = default_workers() if workers is None else workers
     if workers < 1:
