@@ -16,6 +16,7 @@ when the driver stops is left out: :attr:`EpisodeSink.open_steps` counts its ste
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import gymnasium as gym
@@ -145,7 +146,7 @@ class RecordEpisodes(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-class _RecordVector(gym.vector.VectorWrapper):
+class _RecordVector(gym.vector.VectorWrapper, abc.ABC):
     """Records the first ``count`` of a ``SAME_STEP`` vector env's ``units`` (sub-envs or
     games): unit ``u`` reset with an int ``seed`` starts with ``seed + u`` (Gymnasium's
     convention, and the batched backends' for games), later episodes with no seed of their
@@ -165,8 +166,9 @@ class _RecordVector(gym.vector.VectorWrapper):
         self.units = units
         self.tracks = [sink.track() for _ in range(count)]
 
+    @abc.abstractmethod
     def _value(self, batch: Any, u: int) -> Any:
-        raise NotImplementedError
+        """Unit ``u``'s value of a batch (an observation, action or flag of each sub-env)."""
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict | None = None) -> Any:  # fmt: skip
