@@ -5,7 +5,11 @@
 
 "Medium" data is the expert acting with probability epsilon of a uniformly random action, the
 epsilon chosen (by a short sweep) so the data scores about a third of the expert's normalized
-score; "medium-expert" mixes medium and expert episodes half and half (D4RL's recipe).
+score; where behaviour cloning undoes that mix (:data:`CHECKPOINTS`: the cloned expert-plus-
+noise policy scores about as the expert), it is D4RL's medium instead: a policy trained partway,
+acting with its own exploration noise (:func:`checkpoint_policy`). "medium-expert" mixes medium
+and expert episodes half and half (D4RL's recipe); an expert of :data:`EXPERT_NOISE` acts with
+Gaussian action noise in every kind, as D4RL's stochastic experts do.
 "Medium-replay" is every episode a training run collected from scratch until its policy reached
 the medium level (D4RL's recipe; :data:`REPLAY`, ``rlbench_suite.datasets.replay``): the budget
 planned is the zoo run's (``baselines/zoo.yaml``; its schedules depend on it) and the run stops at
@@ -74,6 +78,15 @@ NOTES = {
                           "(a random team, the scripted team), not the card's agent_0 ones.",
 }  # fmt: skip
 """Said in a card's description and ``source.notes`` (how the env was configured)."""
+CHECKPOINTS = {"rlbench/QuadHover-v0": ("fast_ppo", 0)}
+"""env id -> (algo, seed) of the zoo run whose policy partway is the medium policy
+(:func:`checkpoint_policy`): QuadHover's PID with epsilon-random actions cloned back to nearly
+the PID (BC 80 normalized on 30-normalized data, above TD3+BC and IQL)."""
+EXPERT_NOISE = {"rlbench/QuadHover-v0": 0.2}
+"""env id -> the std of the Gaussian noise the expert acts with in the data (a scripted expert
+with no noise of its own): QuadHover's PID, noise-free, gave data so narrow that every offline
+algorithm crashed (0.3 to 6.9 normalized); with std 0.2 its data scores about 85."""
+CHECKPOINT_ROOT = ROOT.parent / "baselines" / "checkpoints"
 RANDOM_EPISODES = {"rlbench/Ant-v5": 400, "rlbench/Hopper-v5": 2500}
 """Random data's episodes where random episodes end far sooner than the expert's (Ant's in about
 130 steps, Hopper's in about 20): enough for about as many steps as the expert data."""
@@ -153,16 +166,110 @@ def _references(env_id: str, expert: str, random: str) -> dict:
     return out
 
 
-def _policies(kind: str, expert: str, epsilon: float, episodes: int,
+def _policies(env_id: str, kind: str, expert: str, epsilon: float, episodes: int,
               random: str, random_episodes: int) -> list[dict]:  # fmt: skip
-    medium = {"policy": expert, "episodes": episodes, "epsilon": epsilon}
+    noisy = {"noise_std": EXPERT_NOISE[env_id]} if env_id in EXPERT_NOISE else {}
+    medium = {"policy": expert, "episodes": episodes, "epsilon": epsilon, **noisy}
+    if env_id in CHECKPOINTS:
+        name, std = checkpoint_policy(env_id)
+        medium = {"policy": f"baseline:{name}", "episodes": episodes, "noise_std": std}
     return {
         "random": [{"policy": random, "episodes": random_episodes}],
         "medium": [medium],
-        "expert": [{"policy": expert, "episodes": episodes}],
+        "expert": [{"policy": expert, "episodes": episodes, **noisy}],
         "medium-expert": [{**medium, "episodes": episodes // 2},
-                          {"policy": expert, "episodes": episodes - episodes // 2}],
+                          {"policy": expert, "episodes": episodes - episodes // 2, **noisy}],
     }[kind]
+
+
+def _describe(policy: dict, explore: str) -> str:
+    """One source policy in a card's description."""
+    text = f"{policy['episodes']} episodes of {policy['policy']}"
+    if policy.get("noise_std"):
+        std = policy["noise_std"]
+        text += (" acting with Gaussian action noise of std "
+                 + (f"{std:g}" if isinstance(std, float) else f"{[round(v, 3) for v in std]}"
+                    + " (its own, from training)"))  # fmt: skip
+    if policy.get("epsilon"):
+        text += f" taking {explore} with probability {policy['epsilon']}"
+    return text
+
+
+def checkpoint_policy(env_id: str) -> tuple[str, list[float]]:
+    """The medium policy of ``env_id`` (:data:`CHECKPOINTS`): ``(baseline name, its own action
+    std)``, made on the first call. The zoo run (same algorithm, seed and planned budget) is
+    repeated from scratch and stopped at the step of its committed learning curve whose mean
+    return is nearest a third of the expert's normalized score (the medium card's references;
+    :func:`nearest_step`: a noisy curve's first crossing can be far above it); the
+    policy there is exported to ``baselines/checkpoints/<Env>/<algo>/seed-<S>/step-<N>/``
+    (ONNX, its deterministic action, and a sidecar with the run, the stop and fast_ppo's
+    ``exp(log_std)``, the noise the card plays it with). Training repeats bit for bit only
+    on a CPU like the one it ran on; the committed ONNX is what the card names, and its
+    rollouts rebuild anywhere."""
+    from rlbench_suite.core.baseline_files import resolve_baseline
+
+    algo, seed = CHECKPOINTS[env_id]
+    if algo != "fast_ppo":
+        raise SystemExit(f"{env_id}: checkpoint policies are fast_ppo's (its std is one per "
+                         f"dimension, not the observation's), not {algo}'s")  # fmt: skip
+    env_file = env_id.split("/")[1]
+    existing = sorted((CHECKPOINT_ROOT / env_file / algo / f"seed-{seed}").glob("step-*"))
+    if existing:
+        name = existing[0].relative_to(ROOT.parent / "baselines").as_posix()
+        meta = json.loads((resolve_baseline(name).parent / "policy.onnx.meta.json").read_text())
+        return name, meta["extra"]["action_std"]
+    return _train_checkpoint(env_id, algo, seed)
+
+
+def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[float]]:
+    from rlbench_suite.baselines import fast_ppo
+    from rlbench_suite.core.provenance import cpu_platform
+    from rlbench_suite.policies.core import PolicyMetadata, write_metadata
+
+    env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
+    references = _references(env_id, SOURCES[env_id][0], RANDOM.get(env_id, "random"))
+    random, expert = references["random"]["value"], references["expert"]["value"]
+    level = random + (expert - random) / 3
+    curve = RESULTS / env_id.split("/")[1] / algo / f"seed-{seed}" / "curve.csv"
+    run = json.loads((curve.parent / "run.json").read_text(encoding="utf-8"))
+    stop, reached = nearest_step(curve, level)
+    medium = _run_card_with(references, env_id)
+    training = {"algo": algo, "hyperparams": env_id, "seed": seed, "budget": run["budget"],
+                "stop": stop, "recorded_envs": 1}  # fmt: skip
+    kept = {}
+    from rlbench_suite.datasets.replay import record_training
+
+    _, stats = record_training(_run_card(medium, env_id, training),
+                               on_stop=lambda agent: kept.update(agent=agent))  # fmt: skip
+    agent = kept["agent"]
+    std = [round(float(v), 6) for v in agent.log_std.detach().exp()]
+    name = f"checkpoints/{env_id.split('/')[1]}/{algo}/seed-{seed}/step-{stats.training_steps}"
+    path = ROOT.parent / "baselines" / name / "policy.onnx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fast_ppo.export_onnx(agent, path)
+    command = (f"rlbench train {env_id} --algo {algo} --seed {seed} --budget {run['budget']}, "
+               f"stopped after the update that reaches step {stop}")  # fmt: skip
+    write_metadata(path, PolicyMetadata(
+        name=f"{algo}-{env_name}-seed-{seed}-step-{stats.training_steps}", algo=algo,
+        env_id=env_id, train_seeds=run["train_seeds"],
+        training_budget_steps=stats.training_steps,
+        extra={"run": command, "planned_budget": run["budget"], "stop": stop,
+               "curve": curve.relative_to(ROOT.parent).as_posix(), "curve_return": reached,
+               "medium_level": round(level, 6), "action_std": std,
+               "cpu": cpu_platform()},
+    ))  # fmt: skip
+    print(f"wrote {path} (stopped at {stats.training_steps}; the zoo curve: {reached:g}, the "
+          f"medium level {level:g}; action std {std})")
+    return name, std
+
+
+def _run_card_with(references: dict, env_id: str):
+    """A stand-in medium card carrying ``references`` (for :func:`_run_card`)."""
+    from types import SimpleNamespace
+
+    from rlbench_suite.core.dataset_cards import DatasetReferences
+
+    return SimpleNamespace(reference=DatasetReferences.model_validate(references))
 
 
 def main(only: list[str]) -> None:
@@ -193,15 +300,10 @@ def main(only: list[str]) -> None:
             doc["id"] = dataset_id
             doc["env_id"] = env_id
             doc["kind"] = kind
-            policies = _policies(kind, expert, epsilon, episodes, random,
+            policies = _policies(env_id, kind, expert, epsilon, episodes, random,
                                  RANDOM_EPISODES.get(env_id, episodes))
-            doc["description"] = (
-                f"{kind.capitalize()} data of {env_id}: "
-                + "; ".join(f"{p['episodes']} episodes of {p['policy']}"
-                            + (f" taking {explore} with probability "
-                               f"{p['epsilon']}" if p.get("epsilon") else "")
-                            for p in policies) + "."
-            )  # fmt: skip
+            doc["description"] = (f"{kind.capitalize()} data of {env_id}: "
+                                  + "; ".join(_describe(p, explore) for p in policies) + ".")
             if env_id in NOTES:
                 doc["description"] += " " + NOTES[env_id]
             doc["remotes"] = []
@@ -231,6 +333,19 @@ def replay_budget(curve: Path, level: float) -> tuple[int, float]:
             if int(row["step"]) > 0 and float(row["mean_return"]) >= level:
                 return int(row["step"]), float(row["mean_return"])
     raise SystemExit(f"{curve} never reaches the medium level {level}")
+
+
+def nearest_step(curve: Path, level: float) -> tuple[int, float]:
+    """``(step, mean return)`` of the row of ``curve`` after step 0 whose mean return is
+    nearest ``level`` (the earliest of equals)."""
+    import csv
+
+    with curve.open(encoding="utf-8") as f:
+        rows = [(int(r["step"]), float(r["mean_return"])) for r in csv.DictReader(f)]
+    rows = [r for r in rows if r[0] > 0]
+    if not rows:
+        raise SystemExit(f"{curve} has no rows after step 0")
+    return min(rows, key=lambda r: (abs(r[1] - level), r[0]))
 
 
 def _run_card(medium, env_id: str, training: dict):

@@ -114,7 +114,9 @@ def test_tournament_refuses_bad_setups():
     with pytest.raises(ValueError, match="single-agent"):
         round_robin("rlbench/CartPole-v1", ["random", FIRST_LEGAL])
     with pytest.raises(ValueError, match="at least two different"):
-        round_robin("rlbench/TicTacToe-v3", ["random", "random"])
+        round_robin("rlbench/TicTacToe-v3", ["random"])
+    with pytest.raises(ValueError, match=r"'random' is given 2 times.*A=SPEC, B=SPEC"):
+        round_robin("rlbench/TicTacToe-v3", ["random", FIRST_LEGAL, " random"])
     proc = run_cli("tournament", "rlbench/TicTacToe-v3", "--policy", "random", "--policy",
                    FIRST_LEGAL, "--games", "4")  # fmt: skip
     assert proc.returncode == 0, proc.stderr

@@ -285,3 +285,29 @@ def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith(f"build {DATASET}:")]
     assert lines and lines[-1].startswith(f"build {DATASET}: {card.source.episodes}/")
+
+
+def test_load_accepts_other_bytes_of_the_cards_data_and_refuses_changed_data(cache, monkeypatch):
+    import h5py
+
+    from rlbench_suite.datasets.cache import VERIFIED_FILE
+
+    real = get_dataset_card(DATASET)
+    assert run("datasets", "build", DATASET).exit_code == 0
+    folder = dataset_folder(real, cache)
+    # a card re-recorded by a newer writer: other file hashes and sizes, the same content hash
+    newer = [f.model_copy(update={"sha256": "f" * 64, "size": f.size + 1}) for f in real.files]
+    card = real.model_copy(update={"files": newer})
+    _card_as(monkeypatch, card)
+    assert run("datasets", "verify", DATASET).exit_code == 1  # verify names the other bytes
+    assert load(card).num_episodes == real.episodes  # load checks the data and goes on
+    assert (folder / VERIFIED_FILE).is_file()
+    assert run("datasets", "verify", DATASET).exit_code == 0  # recorded as verified here
+    # the same file with one reward changed is another dataset: refused, nothing recorded
+    (folder / VERIFIED_FILE).unlink()
+    with h5py.File(folder / DATA_FILE, "r+") as f:
+        rewards = f["episode_0/rewards"]
+        rewards[0] = rewards[0] + 1.0
+    with pytest.raises(DatasetFileError, match=r"SHA-256 mismatch|size"):
+        load(card)
+    assert not (folder / VERIFIED_FILE).exists()

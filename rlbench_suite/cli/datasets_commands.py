@@ -92,6 +92,7 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     console.print(f"card: {dataset_card_paths().get(card.id)}", soft_wrap=True, highlight=False)
     for p in card.source.policies:
         console.print(f"source: {p.episodes} episodes of {p.policy}"
+                      + (f" with Gaussian action noise, std {p.noise_std}" if p.noisy else "")
                       + (f" with epsilon {p.epsilon:g} random actions" if p.epsilon else ""),
                       soft_wrap=True, highlight=False)  # fmt: skip
     run = card.source.training

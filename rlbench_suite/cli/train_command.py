@@ -12,7 +12,6 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     TextColumn,
-    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
@@ -32,14 +31,13 @@ class _Display:
         self.last_eval_step: int | None = None
 
     def __enter__(self) -> _Display:
-        if console.is_terminal:
+        if console.is_terminal:  # the title on its own line: the bar's row fits 80 columns
+            console.print(f"[bold]{self.title}[/bold]", highlight=False)
             self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=None),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[speed]}"),
                 TextColumn("{task.fields[evaluation]}"),
-                TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 console=console,
@@ -55,7 +53,7 @@ class _Display:
     def __call__(self, p) -> None:  # a TrainProgress
         evaluation = ""
         if p.last_eval is not None:
-            evaluation = f"eval@{p.last_eval['step']}: {p.last_eval['mean_return']:.4g}"
+            evaluation = f"return@{p.last_eval['step']}: {p.last_eval['mean_return']:.4g}"
         speed = f"{p.steps_per_s:,.0f} steps/s"
         if self.bar is not None:
             self.bar.update(

@@ -62,6 +62,26 @@ class SourcePolicy(_Model):
         description="probability of a uniformly random action instead of the policy's",
     )  # fmt: skip
     deterministic: bool = True
+    noise_std: float | list[float] = Field(
+        0.0, description="standard deviation of Gaussian noise added to each Box action before "
+        "it is clipped to the action space's bounds: one number, or one per action dimension "
+        "(a policy acting with its own exploration noise, as D4RL's stochastic policies do)",
+    )  # fmt: skip
+
+    @field_validator("noise_std")
+    @classmethod
+    def _non_negative(cls, value: float | list[float]) -> float | list[float]:
+        values = value if isinstance(value, list) else [value]
+        if not values or any(not v >= 0 for v in values):  # NaN fails too
+            raise ValueError(f"noise_std must be >= 0 (one number or one per action "
+                             f"dimension), got {value!r}")  # fmt: skip
+        return value
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the policy's actions get Gaussian noise."""
+        values = self.noise_std if isinstance(self.noise_std, list) else [self.noise_std]
+        return any(v > 0 for v in values)
 
 
 class TrainingRun(_Model):

@@ -3,7 +3,8 @@
 Episode ``i`` (over the card's source policies, in order) is reset with seed
 ``card.build.seed + i`` (seeds from :data:`~rlbench_suite.core.seeds.DATASET_SEEDS`, clear of
 every evaluation seed); its policy with :func:`~rlbench_suite.core.seeds.policy_seed` of it,
-and its epsilon-random actions come from a stream derived from the seed too. So an episode
+and its epsilon-random actions and Gaussian action noise come from streams derived from the
+seed too. So an episode
 depends on its seed only, and a rebuild on the same package versions gives the same content
 hash (and, with the same h5py, the same file bytes).
 """
@@ -51,6 +52,8 @@ BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "mujoco", "pybu
 """Packages whose versions a build records (the content hash is promised for these)."""
 Progress = Callable[[int, int], None]
 """Called after every episode with ``(episodes done, steps done)``."""
+NOISE_STREAM = 0x6A05
+"""The second word of an episode's action-noise stream's seed (``[seed, NOISE_STREAM]``)."""
 TEXT_RANDOM_POLICY = "module:rlbench_suite.envs.text.random_admissible:RandomAdmissible"
 """The random action of a Text action space: a uniform pick among the admissible commands."""
 
@@ -85,10 +88,11 @@ def _policy_for(component: SourcePolicy, env: gym.Env) -> Any:
 
 def play(
     env: gym.Env, policy: Any, seed: int, epsilon: float = 0.0,
-    random_space: gym.Space | None = None,
+    random_space: gym.Space | None = None, noise_std: np.ndarray | None = None,
 ) -> Episode:  # fmt: skip
-    """One seeded episode of ``policy`` (each action replaced by a random one, see
-    :func:`random_actions`, with probability ``epsilon``), recorded with its last next
+    """One seeded episode of ``policy`` (each action first given Gaussian noise of
+    ``noise_std`` and clipped to the bounds, see :func:`action_noise`; then replaced by a random
+    one, see :func:`random_actions`, with probability ``epsilon``), recorded with its last next
     observation."""
     obs, info = env.reset(seed=seed)
     policy.reset(policy_seed(seed))
@@ -97,9 +101,12 @@ def play(
     if epsilon > 0:
         assert random_space is not None
         explore = random_actions(env, random_space, int(stream.integers(2**31)))
+    noisy = None if noise_std is None else action_noise(env.action_space, noise_std, seed)
     observations, actions, rewards, terminations, truncations = [obs], [], [], [], []
     while True:
         action = policy.act(obs, info)
+        if noisy is not None:
+            action = noisy(action)
         if explore is not None and stream.random() < epsilon:
             action = explore(obs, info)
         obs, reward, terminated, truncated, info = env.step(action)
@@ -118,6 +125,37 @@ def play(
         truncations=np.asarray(truncations, dtype=bool),
         seed=seed,
     )
+
+
+def noise_scale(component: SourcePolicy, space: gym.Space) -> np.ndarray | None:
+    """``component``'s ``noise_std`` as an array of the action's shape; None without noise.
+    A clear error where noise does not apply: a non-Box action, or one std per dimension
+    whose count is not the action's."""
+    if not component.noisy:
+        return None
+    if not isinstance(space, gym.spaces.Box):
+        raise ValueError(f"{component.policy}: noise_std applies to Box actions only; this "
+                         f"env's action space is {space}")  # fmt: skip
+    std = np.asarray(component.noise_std, dtype=np.float64)
+    if std.ndim == 1 and std.size != int(np.prod(space.shape)):
+        raise ValueError(f"{component.policy}: noise_std has {std.size} values; the action "
+                         f"space {space} has {int(np.prod(space.shape))} dimensions "
+                         "(give one number, or one per dimension)")  # fmt: skip
+    return np.broadcast_to(std.reshape(-1) if std.ndim else std, (int(np.prod(space.shape)),)
+                           ).reshape(space.shape)  # fmt: skip
+
+
+def action_noise(space: gym.Space, std: np.ndarray, seed: int) -> Callable[[Any], Any]:
+    """``action -> noisy action``: ``action + std * N(0, 1)`` (one draw per dimension, from the
+    episode's noise stream ``[seed, NOISE_STREAM]``) clipped to ``space``'s bounds, in its
+    dtype. ``std`` has the action's shape (:func:`noise_scale`)."""
+    stream = np.random.default_rng(np.random.SeedSequence([seed, NOISE_STREAM]))
+
+    def noisy(action: Any) -> np.ndarray:
+        moved = np.asarray(action, dtype=np.float64) + std * stream.standard_normal(std.shape)
+        return np.clip(moved, space.low, space.high).astype(space.dtype)
+
+    return noisy
 
 
 def random_actions(env: gym.Env, space: gym.Space, seed: int) -> Callable[[Any, dict], Any]:
@@ -159,11 +197,15 @@ def rollouts(card: DatasetCard, progress: Progress | None = None,
 def _episodes(card: DatasetCard, parts: list[tuple[SourcePolicy, list[int]]],
               lockstep: bool) -> Iterator[Episode]:  # fmt: skip
     if is_joint(card.env_id):
+        if any(c.noisy for c, _ in parts):
+            raise ValueError(f"{card.id}: noise_std is for single-agent Box actions; joint "
+                             "data takes epsilon only")  # fmt: skip
         yield from joint_rollouts(card.env_id, [(c.policy, s, c.epsilon) for c, s in parts])
         return
     env = gym.make(card.env_id)
     try:
-        blocks = [Block(_policy_for(c, env), s, c.epsilon) for c, s in parts]
+        blocks = [Block(_policy_for(c, env), s, c.epsilon, noise_scale(c, env.action_space))
+                  for c, s in parts]  # fmt: skip
         played = lockstep_rollouts(env, blocks) if lockstep else None
         yield from played if played is not None else _one_at_a_time(env, blocks)
     finally:
@@ -174,7 +216,7 @@ def _one_at_a_time(env: gym.Env, blocks: list[Block]) -> Iterator[Episode]:
     for block in blocks:
         space = copy.deepcopy(env.action_space) if block.epsilon > 0 else None
         for seed in block.seeds:
-            yield play(env, block.policy, seed, block.epsilon, space)
+            yield play(env, block.policy, seed, block.epsilon, space, block.noise_std)
 
 
 def build_versions() -> dict[str, str]:

@@ -118,6 +118,28 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
     return problems
 
 
+def adopt_same_content(card: DatasetCard, root: Path | None = None) -> bool:
+    """Whether ``card``'s cached copy, whose files are not the card's bytes, still holds the
+    card's data: every file is there and the episodes read back have the card's content hash
+    (a file written by an earlier version of the suite's writer, or by another h5py). If so
+    its files are recorded as a local verification (:data:`VERIFIED_FILE`), which later checks
+    use in place of the card's file hashes. A truncated, corrupt or other dataset: False."""
+    folder = dataset_folder(card, root)
+    if not card.built or not all((folder / f.path).is_file() for f in card.files):
+        return False
+    try:
+        actual = content_hash(read_episodes(folder / DATA_FILE))
+    except DatasetFileError:
+        return False
+    if actual != card.content_sha256:
+        return False
+    files = [DataFile(path=f.path, sha256=file_sha256(folder / f.path),
+                      size=(folder / f.path).stat().st_size) for f in card.files]  # fmt: skip
+    with folder_lock(folder):
+        write_verified(folder, actual, files)
+    return True
+
+
 def is_cached(card: DatasetCard, root: Path | None = None) -> bool:
     """Whether every file of ``card`` is in the cache with its size (a quick check, no hash)."""
     folder = dataset_folder(card, root)

@@ -229,11 +229,13 @@ class _Epsilon:
 
 @dataclass(frozen=True)
 class Block:
-    """Episodes of one policy: their reset seeds, in order, and the epsilon of random actions."""
+    """Episodes of one policy: their reset seeds, in order, the epsilon of random actions and
+    the std of Gaussian action noise (None: none; builder.noise_scale)."""
 
     policy: Any
     seeds: list[int]
     epsilon: float = 0.0
+    noise_std: np.ndarray | None = None
 
 
 def lockstep_rollouts(env: gym.Env, blocks: list[Block]) -> Iterator[Episode] | None:
@@ -242,7 +244,7 @@ def lockstep_rollouts(env: gym.Env, blocks: list[Block]) -> Iterator[Episode] | 
     it (module doc)."""
     found = dynamics_of(env)
     count = sum(len(b.seeds) for b in blocks)
-    if found is None or count == 0:
+    if found is None or count == 0 or any(b.noise_std is not None for b in blocks):
         return None
     if any(b.epsilon > 0 for b in blocks) and type(env.action_space) is not gym.spaces.Discrete:
         return None

@@ -15,7 +15,13 @@ import gymnasium as gym
 import numpy as np
 
 from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset_card
-from rlbench_suite.datasets.cache import check_file, dataset_folder, expected_files, is_cached
+from rlbench_suite.datasets.cache import (
+    adopt_same_content,
+    check_file,
+    dataset_folder,
+    expected_files,
+    is_cached,
+)
 from rlbench_suite.datasets.loader import OfflineDataset
 from rlbench_suite.datasets.storage import DatasetFileError
 from rlbench_suite.wrappers.base import VersionedWrapper, register_wrapper
@@ -25,15 +31,16 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
          root: Path | None = None) -> OfflineDataset:  # fmt: skip
     """The dataset ``dataset_id`` from the cache (downloaded first if ``download``); its files
     are checked against the card's sizes and SHA-256 first (or those of a local verification,
-    see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`)."""
+    see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`). Files in other bytes that hold
+    the card's data (an earlier writer's) are accepted after their content hash is checked
+    (:func:`~rlbench_suite.datasets.cache.adopt_same_content`); anything else is refused."""
     card = get_dataset_card(dataset_id)
     folder = dataset_folder(card, root)
     get = (f"`rlbench datasets download {card.id}` fetches it again" if card.remotes else
            f"`rlbench datasets download {card.id} --build` builds it again (no public mirror "
            "exists yet)")  # fmt: skip
-    fix = (f"{get}; `rlbench datasets delete {card.id}` removes it (a file written by an "
-           "earlier version of the suite's writer holds the same data in other bytes)")
-    if not is_cached(card, root):
+    fix = f"{get}; `rlbench datasets delete {card.id}` removes it"
+    if not is_cached(card, root) and not adopt_same_content(card, root):
         if not download:
             for file in expected_files(card, root):  # a file there but cut short: name it
                 problem = check_file(folder / file.path, file.size, file.sha256)
@@ -55,7 +62,7 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
                                 "to build it from source") from None  # fmt: skip
     for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it
         problem = check_file(folder / file.path, file.size, file.sha256)
-        if problem is not None:
+        if problem is not None and not adopt_same_content(card, root):
             raise DatasetFileError(f"{folder / file.path}: {problem} (the file is corrupt or "
                                    f"not this dataset's); {fix}")  # fmt: skip
     dataset = OfflineDataset(folder / DATA_FILE, card.id)

@@ -45,6 +45,8 @@ Progress = Callable[[int, int], None]
 OnRollout = Callable[[int, list[Episode]], None]
 """Called at each rollout's end (and at the stop) with ``(training steps, the episodes that
 ended since the previous call)``."""
+OnStop = Callable[[Any], None]
+"""Called once at the stop with the trained model (fast_ppo's ``Agent``, an SB3 model)."""
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,16 @@ class _Recorder:
 
 
 def record_training(
-    card: DatasetCard, progress: Progress | None = None, on_rollout: OnRollout | None = None
+    card: DatasetCard, progress: Progress | None = None, on_rollout: OnRollout | None = None,
+    on_stop: OnStop | None = None,
 ) -> tuple[list[Episode], ReplayStats]:
     """Run ``card``'s training run and return the recorded episodes (module doc).
 
     ``on_rollout`` (:data:`OnRollout`) takes the episodes as they come, which are then not
     kept (the list returned is empty; the stats still count them): a pilot that measures a
-    long run's data without holding it (``scripts/dataset_cards.py``)."""
+    long run's data without holding it (``scripts/dataset_cards.py``). ``on_stop``
+    (:data:`OnStop`) gets the model as it is at the stop: the policy a "medium" dataset plays
+    (``scripts/checkpoint_policies.py``)."""
     import torch
 
     from rlbench_suite.baselines.algorithms import get_algorithm
@@ -127,7 +132,7 @@ def record_training(
             progress(len(sink.episodes), steps)
 
     train = _native if algo.native else _sb3
-    steps = train(env_card, algo, params, run, recorder, report)
+    steps = train(env_card, algo, params, run, recorder, report, on_stop)
     if on_rollout is not None:
         on_rollout(steps, sink.drain())
     if len(sink.tracks) != run.recorded_envs:
@@ -139,7 +144,7 @@ def record_training(
 
 
 def _sb3(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
-         report: Callable[[int], None] | None) -> int:  # fmt: skip
+         report: Callable[[int], None] | None, on_stop: OnStop | None = None) -> int:  # fmt: skip
     from stable_baselines3.common.callbacks import BaseCallback
 
     from rlbench_suite.baselines.sb3_run import new_sb3_model
@@ -155,13 +160,17 @@ def _sb3(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorde
     model = new_sb3_model(card, algo, params, run.seed, "cpu", recorder)
     try:
         model.learn(total_timesteps=run.budget, callback=StopAt())
+        if on_stop is not None:
+            on_stop(model)
         return int(model.num_timesteps)
     finally:
         model.get_env().close()
 
 
-def _native(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
-            report: Callable[[int], None] | None) -> int:  # fmt: skip
+def _native(
+    card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
+    report: Callable[[int], None] | None, on_stop: OnStop | None = None,
+) -> int:  # fmt: skip
     from rlbench_suite.baselines import fast_ppo
     from rlbench_suite.baselines.hyperparams import native_config
     from rlbench_suite.baselines.training_envs import TrainError, make_vector_env
@@ -178,6 +187,8 @@ def _native(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Reco
 
     try:
         fast_ppo.train(envs, cfg, run.seed, state=state, threads=1, on_update=on_update)
+        if on_stop is not None:
+            on_stop(state.agent)
         return int(state.global_step)
     finally:
         envs.close()

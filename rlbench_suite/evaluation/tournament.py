@@ -10,6 +10,7 @@ bound its rating only from below.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -92,7 +93,12 @@ def round_robin(
     card = get_card(env_id)
     if card.api == "gymnasium":
         raise ValueError(f"{card.id} is single-agent; a tournament needs a two-player game")
-    entries = list(dict.fromkeys(s.strip() for s in specs))
+    entries = [s.strip() for s in specs]
+    repeated = [e for e, n in Counter(entries).items() if n > 1]
+    if repeated:
+        raise ValueError(f"--policy {repeated[0]!r} is given {entries.count(repeated[0])} "
+                         "times; each player is one entry (to rate a policy beside itself, "
+                         "label the copies: A=SPEC, B=SPEC)")  # fmt: skip
     if len(entries) < 2:
         raise ValueError("a tournament needs at least two different --policy specs")
     names = display_names(entries)
