@@ -78,10 +78,14 @@ NOTES = {
                           "(a random team, the scripted team), not the card's agent_0 ones.",
 }  # fmt: skip
 """Said in a card's description and ``source.notes`` (how the env was configured)."""
-CHECKPOINTS = {"rlbench/QuadHover-v0": ("fast_ppo", 0)}
-"""env id -> (algo, seed) of the zoo run whose policy partway is the medium policy
-(:func:`checkpoint_policy`): QuadHover's PID with epsilon-random actions cloned back to nearly
-the PID (BC 80 normalized on 30-normalized data, above TD3+BC and IQL)."""
+CHECKPOINTS = {"rlbench/QuadHover-v0": ("fast_ppo", 0, True),
+               "rlbench/Ant-v5": ("fast_ppo", 0, False)}
+"""env id -> (algo, seed, noisy) of the zoo run whose policy partway is the medium policy
+(:func:`checkpoint_policy`), acting with its own exploration noise where ``noisy``: where the
+expert with epsilon-random actions was cloned back to nearly the expert (QuadHover: BC 77 on
+data at 31 normalized; Ant: BC 104 on data at 33), above TD3+BC and IQL. Ant's policy plays
+deterministically: with its own noise (std about 0.3 a dimension) it fell after about 400
+steps, data at 10.6 normalized, not medium."""
 EXPERT_NOISE = {"rlbench/QuadHover-v0": 0.2}
 """env id -> the std of the Gaussian noise the expert acts with in the data (a scripted expert
 with no noise of its own): QuadHover's PID, noise-free, gave data so narrow that every offline
@@ -102,7 +106,7 @@ REPLAY = {
     "rlbench/QuadHover-v0": ("fast_ppo", 0, 32),
     "rlbench/MiniGrid-DoorKey-5x5-v0": ("ppo", 0, 8),
     "rlbench/TextAdventureEasy-v0": ("maskable_ppo", 0, 4),
-    "rlbench/Ant-v5": ("fast_ppo", 0, 8),
+    "rlbench/Ant-v5": ("fast_ppo", 0, 1),
     "rlbench/Hopper-v5": ("fast_ppo", 0, 8),
     "rlbench/Swimmer-v5": ("fast_ppo", 0, 8),
     "rlbench/ArmPush-v0": ("ppo", 0, 8),
@@ -111,17 +115,14 @@ REPLAY = {
 """env id -> (algo, seed, recorded envs) of the medium-replay training run (module doc): the
 zoo's runs (all their envs where that stays small; QuadHover's fast_ppo steps 2048 at once;
 ArmPush's on its train split, as the zoo trains it); CoopNav's a pilot's (:data:`PILOTS`), 4
-of its 64 games (about 7 MB a game)."""
+of its 64 games (about 7 MB a game); Ant's run reaches medium after about a million steps, so
+one of its 8 envs (about 30 MB)."""
 PILOTS = {"rlbench/CoopNav-v0": 8_000_000}
 """env id -> the planned budget of a medium-replay run with no zoo run to read the stop from
 (module doc). CoopNav's shared_ppo entry plans 2M steps, where the team's data is still at
 about -24 (the medium data: -20.4); its learning rate is constant, so the budget planned
 changes nothing before the stop."""
 REPLAY_NOTES = {
-    "rlbench/Ant-v5": "Its mean return is below the random data's: the early policy's "
-                      "Gaussian actions, clipped to [-1, 1], cost about twice the control cost "
-                      "of uniform ones (E[a^2] about 0.6 against 1/3) while it falls about as "
-                      "soon.",
     "rlbench/QuadHover-v0": "fast_ppo trains on the card's batched NumPy backend "
                             "(QuadHoverVectorEnv), so this data is what that backend emitted, "
                             "not PyBullet (same spaces; the other QuadHover kinds are PyBullet).",
@@ -172,7 +173,9 @@ def _policies(env_id: str, kind: str, expert: str, epsilon: float, episodes: int
     medium = {"policy": expert, "episodes": episodes, "epsilon": epsilon, **noisy}
     if env_id in CHECKPOINTS:
         name, std = checkpoint_policy(env_id)
-        medium = {"policy": f"baseline:{name}", "episodes": episodes, "noise_std": std}
+        medium = {"policy": f"baseline:{name}", "episodes": episodes}
+        if CHECKPOINTS[env_id][2]:
+            medium["noise_std"] = std
     return {
         "random": [{"policy": random, "episodes": random_episodes}],
         "medium": [medium],
@@ -198,9 +201,9 @@ def _describe(policy: dict, explore: str) -> str:
 def checkpoint_policy(env_id: str) -> tuple[str, list[float]]:
     """The medium policy of ``env_id`` (:data:`CHECKPOINTS`): ``(baseline name, its own action
     std)``, made on the first call. The zoo run (same algorithm, seed and planned budget) is
-    repeated from scratch and stopped at the step of its committed learning curve whose mean
-    return is nearest a third of the expert's normalized score (the medium card's references;
-    :func:`nearest_step`: a noisy curve's first crossing can be far above it); the
+    repeated from scratch and stopped where its committed learning curve first reaches a third
+    of the expert's normalized score (the medium card's references), at the crossing or the
+    point before it, whichever is nearer (:func:`nearest_step`); the
     policy there is exported to ``baselines/checkpoints/<Env>/<algo>/seed-<S>/step-<N>/``
     (ONNX, its deterministic action, and a sidecar with the run, the stop and fast_ppo's
     ``exp(log_std)``, the noise the card plays it with). Training repeats bit for bit only
@@ -208,7 +211,7 @@ def checkpoint_policy(env_id: str) -> tuple[str, list[float]]:
     rollouts rebuild anywhere."""
     from rlbench_suite.core.baseline_files import resolve_baseline
 
-    algo, seed = CHECKPOINTS[env_id]
+    algo, seed, _ = CHECKPOINTS[env_id]
     if algo != "fast_ppo":
         raise SystemExit(f"{env_id}: checkpoint policies are fast_ppo's (its std is one per "
                          f"dimension, not the observation's), not {algo}'s")  # fmt: skip
@@ -254,7 +257,8 @@ def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[floa
         env_id=env_id, train_seeds=run["train_seeds"],
         training_budget_steps=stats.training_steps,
         extra={"run": command, "planned_budget": run["budget"], "stop": stop,
-               "curve": curve.relative_to(ROOT.parent).as_posix(), "curve_return": reached,
+               "curve": curve.relative_to(ROOT.parent).as_posix(),
+               "curve_return": round(reached, 6),
                "medium_level": round(level, 6), "action_std": std,
                "cpu": cpu_platform()},
     ))  # fmt: skip
@@ -336,16 +340,20 @@ def replay_budget(curve: Path, level: float) -> tuple[int, float]:
 
 
 def nearest_step(curve: Path, level: float) -> tuple[int, float]:
-    """``(step, mean return)`` of the row of ``curve`` after step 0 whose mean return is
-    nearest ``level`` (the earliest of equals)."""
+    """``(step, mean return)`` of the row of ``curve`` nearest ``level`` where the run first
+    reaches it: the first row after step 0 at or above ``level``, or the row before it if that
+    one is nearer (a noisy curve's first crossing can overshoot far: QuadHover's 192 against
+    the level 135, after 102)."""
     import csv
 
     with curve.open(encoding="utf-8") as f:
         rows = [(int(r["step"]), float(r["mean_return"])) for r in csv.DictReader(f)]
     rows = [r for r in rows if r[0] > 0]
-    if not rows:
-        raise SystemExit(f"{curve} has no rows after step 0")
-    return min(rows, key=lambda r: (abs(r[1] - level), r[0]))
+    first = next((i for i, r in enumerate(rows) if r[1] >= level), None)
+    if first is None:
+        raise SystemExit(f"{curve} never reaches the medium level {level}")
+    around = rows[max(first - 1, 0) : first + 1]
+    return min(around, key=lambda r: abs(r[1] - level))
 
 
 def _run_card(medium, env_id: str, training: dict):

@@ -25,6 +25,19 @@ def content_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def load_script(name: str):
+    """``scripts/<name>.py`` loaded from its file as a module (registered in ``sys.modules``
+    under ``<name>_script``, so its dataclasses and pickling work)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_script", REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_python(code: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     """Run ``code`` in a fresh interpreter of this venv; return the CompletedProcess."""
     return subprocess.run(

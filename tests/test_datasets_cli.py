@@ -287,7 +287,7 @@ def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
     assert lines and lines[-1].startswith(f"build {DATASET}: {card.source.episodes}/")
 
 
-def test_load_accepts_other_bytes_of_the_cards_data_and_refuses_changed_data(cache, monkeypatch):
+def test_other_bytes_of_the_cards_data_are_accepted_and_changed_files_refused(cache, monkeypatch):
     import h5py
 
     from rlbench_suite.datasets.cache import VERIFIED_FILE
@@ -295,19 +295,34 @@ def test_load_accepts_other_bytes_of_the_cards_data_and_refuses_changed_data(cac
     real = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0
     folder = dataset_folder(real, cache)
-    # a card re-recorded by a newer writer: other file hashes and sizes, the same content hash
-    newer = [f.model_copy(update={"sha256": "f" * 64, "size": f.size + 1}) for f in real.files]
+    data, meta = folder / DATA_FILE, folder / "data" / "metadata.json"
+    # a card re-recorded by a newer writer: other bytes of the data file, the same content hash
+    newer = [f.model_copy(update={"sha256": "f" * 64, "size": f.size + 1})
+             if f.path == DATA_FILE else f for f in real.files]  # fmt: skip
     card = real.model_copy(update={"files": newer})
-    _card_as(monkeypatch, card)
-    assert run("datasets", "verify", DATASET).exit_code == 1  # verify names the other bytes
     assert load(card).num_episodes == real.episodes  # load checks the data and goes on
     assert (folder / VERIFIED_FILE).is_file()
-    assert run("datasets", "verify", DATASET).exit_code == 0  # recorded as verified here
-    # the same file with one reward changed is another dataset: refused, nothing recorded
+    _card_as(monkeypatch, card)
+    assert run("datasets", "verify", DATASET).exit_code == 0
     (folder / VERIFIED_FILE).unlink()
-    with h5py.File(folder / DATA_FILE, "r+") as f:
+    result = run("datasets", "verify", DATASET)  # verify reads the data back and agrees
+    assert result.exit_code == 0 and (folder / VERIFIED_FILE).is_file(), result.output
+    # Minari's metadata edited: refused by load and verify, whatever the data holds
+    (folder / VERIFIED_FILE).unlink()
+    original = meta.read_bytes()
+    meta.write_bytes(original.replace(b'"ref_max_score": 500.0', b'"ref_max_score": 99999.0'))
+    assert meta.read_bytes() != original
+    with pytest.raises(DatasetFileError, match=r"metadata\.json: size"):
+        load(card)
+    assert run("datasets", "verify", DATASET).exit_code == 1
+    assert not (folder / VERIFIED_FILE).exists()
+    meta.write_bytes(original)
+    # one reward changed: another dataset, refused with the content hashes, nothing recorded
+    with h5py.File(data, "r+") as f:
         rewards = f["episode_0/rewards"]
         rewards[0] = rewards[0] + 1.0
-    with pytest.raises(DatasetFileError, match=r"SHA-256 mismatch|size"):
+    with pytest.raises(DatasetFileError, match=r"episodes are not the card's: content hash"):
         load(card)
+    result = run("datasets", "verify", DATASET)
+    assert result.exit_code == 1 and "episodes are not the card's" in result.output
     assert not (folder / VERIFIED_FILE).exists()

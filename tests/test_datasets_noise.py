@@ -12,8 +12,9 @@ import pytest
 from dataset_helpers import small_card
 
 from rlbench_suite.core.dataset_cards import DatasetCard, SourcePolicy, load_dataset_card
-from rlbench_suite.datasets.builder import noise_scale, play, rollouts
+from rlbench_suite.datasets.builder import SourceError, noise_scale, play, rollouts
 from rlbench_suite.datasets.storage import content_hash
+from tests.conftest import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,9 +70,12 @@ def test_no_noise_plays_the_policy_unchanged():
 
 
 @pytest.mark.parametrize("std, message", [
-    (-0.1, "noise_std must be >= 0"),
-    ([0.1, float("nan")], "noise_std must be >= 0"),
-    ([], "noise_std must be >= 0"),
+    (-0.1, "finite numbers >= 0"),
+    (float("inf"), "finite numbers >= 0"),
+    ([0.1, float("nan")], "finite numbers >= 0"),
+    (True, "finite numbers >= 0"),
+    ("abc", "finite numbers >= 0"),
+    ([], "not an empty list"),
 ])  # fmt: skip
 def test_a_bad_noise_std_is_refused_by_the_card(std, message):
     with pytest.raises(ValueError, match=message):
@@ -81,17 +85,43 @@ def test_a_bad_noise_std_is_refused_by_the_card(std, message):
 def test_noise_where_it_cannot_apply_is_a_clear_error():
     noisy = small_card(source={"policies": [{"policy": "random", "episodes": 1,
                                              "noise_std": 0.1}]})  # fmt: skip
-    with pytest.raises(ValueError, match=r"Box actions only.*Discrete"):
+    with pytest.raises(SourceError, match=r"source.policies\[0\].noise_std: .*Box actions "
+                       r"only.*Discrete.*or use epsilon"):  # fmt: skip
         list(rollouts(noisy))
     reacher = gym.make("rlbench/Reacher-v5")
-    with pytest.raises(ValueError, match=r"3 values; the action space .* has 2 dimensions"):
+    with pytest.raises(SourceError, match=r"3 values; the action space .* has 2 dimensions"):
         noise_scale(SourcePolicy(policy="x", episodes=1, noise_std=[0.1] * 3),
                     reacher.action_space)  # fmt: skip
     data = load_dataset_card(REPO / "datasets" / "CoopNav" / "expert.toml").model_dump()
     data["source"]["policies"][0]["noise_std"] = 0.1
     joint = DatasetCard.model_validate(data)
-    with pytest.raises(ValueError, match="joint data takes epsilon only"):
+    with pytest.raises(SourceError, match=r"CoopNav.expert.toml: source.policies\[0\]"
+                       r".noise_std: .*joint data takes epsilon only"):  # fmt: skip
         list(rollouts(joint))
+
+
+def test_the_cli_names_the_card_and_field_and_goes_on_to_the_next_dataset(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from rlbench_suite.cli import app, datasets_commands
+    from rlbench_suite.core.dataset_cards import get_dataset_card
+
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path))
+    data = get_dataset_card("rlbench/CartPole-medium-v0").model_dump()
+    data["source"]["policies"][0]["noise_std"] = 0.1  # CartPole's actions are Discrete
+    noisy = DatasetCard.model_validate(data)
+    real = datasets_commands.get_dataset_card
+    monkeypatch.setattr(datasets_commands, "get_dataset_card",
+                        lambda i: noisy if i == noisy.id else real(i))  # fmt: skip
+    result = CliRunner().invoke(app, ["datasets", "build", noisy.id], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "CartPole/medium.toml: source.policies[0].noise_std: Gaussian noise applies to Box" \
+        in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["datasets", "download", noisy.id,
+                                      "rlbench/CartPole-random-v0", "--build"])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "rlbench/CartPole-random-v0: verified" in " ".join(result.output.split())
 
 
 @pytest.mark.parametrize("kind", ["medium", "expert"])
@@ -99,3 +129,42 @@ def test_the_committed_noisy_quadhover_cards_rebuild_to_their_content_hashes(kin
     card = load_dataset_card(REPO / "datasets" / "QuadHover" / f"{kind}.toml")
     assert any(p.noisy for p in card.source.policies)
     assert content_hash(rollouts(card)) == card.content_sha256
+
+
+def test_the_committed_medium_checkpoints_stop_where_the_rule_says():
+    """Each medium policy trained partway is the zoo run's at the curve point the script's
+    rule picks (nearest a third of the expert, at the first crossing or just before), and its
+    sidecar says so; the medium card plays it with its own std where the script says noisy."""
+    import json
+
+    from rlbench_suite.core.catalog import get_card
+
+    script = load_script("dataset_cards")
+    assert script.CHECKPOINTS
+    for env_id, (algo, seed, noisy) in script.CHECKPOINTS.items():
+        env = get_card(env_id)
+        medium = load_dataset_card(REPO / "datasets" / env.name.rsplit("-v", 1)[0] / "medium.toml")
+        random, expert = medium.reference.random.value, medium.reference.expert.value
+        level = random + (expert - random) / 3
+        curve = REPO / "baselines" / "results" / env.name / algo / f"seed-{seed}" / "curve.csv"
+        step, reached = script.nearest_step(curve, level)
+        name = f"checkpoints/{env.name}/{algo}/seed-{seed}/step-{step}"
+        assert medium.source.policies[0].policy == f"baseline:{name}"
+        meta = json.loads((REPO / "baselines" / name / "policy.onnx.meta.json").read_text())
+        assert meta["extra"]["stop"] == step and meta["training_budget_steps"] == step
+        assert meta["extra"]["curve_return"] == pytest.approx(reached, abs=1e-5)
+        assert meta["extra"]["medium_level"] == pytest.approx(level, abs=1e-5)
+        assert medium.source.policies[0].noisy == noisy
+        if noisy:
+            assert medium.source.policies[0].noise_std == meta["extra"]["action_std"]
+
+
+def test_the_rule_takes_the_nearer_of_the_first_crossing_and_the_point_before(tmp_path):
+    script = load_script("dataset_cards")
+    curve = tmp_path / "curve.csv"
+    curve.write_text("step,mean_return\n0,500\n10,20\n20,90\n30,200\n40,130\n")
+    assert script.nearest_step(curve, 100) == (20, 90.0)  # 90 is nearer than 200
+    assert script.nearest_step(curve, 180) == (30, 200.0)
+    assert script.nearest_step(curve, 10) == (10, 20.0)  # step 0 is never taken
+    with pytest.raises(SystemExit, match="never reaches"):
+        script.nearest_step(curve, 1000)

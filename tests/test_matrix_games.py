@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import shutil
 import subprocess
@@ -38,7 +37,7 @@ from rlbench_suite.envs.multiagent.matrix.topology import (
     relabellings,
     swap_players,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 MATRIX_CARDS = REPO / "scripts" / "matrix_cards.py"
 
@@ -255,10 +254,7 @@ def test_policies() -> None:
 
 def _matrix_cards_script():
     """``scripts/matrix_cards.py``, the cards' generator, loaded from its file."""
-    spec = importlib.util.spec_from_file_location("matrix_cards", MATRIX_CARDS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("matrix_cards")
 
 
 def test_the_catalog_lists_all_144_games_from_generated_cards():

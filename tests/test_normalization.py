@@ -12,7 +12,7 @@ from rlbench_suite.core.metrics import wilson_interval
 from rlbench_suite.core.result import EpisodeRecord
 from rlbench_suite.core.scoring import SEPARATION_STANDARD_ERRORS, references_separated
 from rlbench_suite.core.summary import summarize, summary_points
-from tests.conftest import run_cli
+from tests.conftest import load_script, run_cli
 
 
 def ref(value: float, std: float | None = 1.0, episodes: int = 100, **extra) -> dict:
@@ -137,14 +137,7 @@ def test_check_flags_a_card_without_a_normalized_score():
 
 
 def _matrix_references_script():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "matrix_references.py"
-    spec = importlib.util.spec_from_file_location("matrix_references", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("matrix_references")
 
 
 def test_every_matrix_game_card_has_the_exact_analytic_references():

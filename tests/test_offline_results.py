@@ -93,18 +93,12 @@ KNOWN_VIOLATIONS = {
         "BC 33.4 against IQL 33.2 and TD3+BC 28.9 (3 seeds; 2000, 3000, 5000 gradient steps): "
         "a tie at the behaviour policy's own level. The data is D4RL's medium, the zoo run's "
         "policy partway acting with its own noise (24.8 normalized; deterministic, that policy "
-        "scores 34), and every algorithm recovers that policy (BC, IQL and CQL's curves sit at "
-        "returns 110-140 from 500-750 steps on) without improving on it at 1/200 of CORL's "
-        "budget; TD3+BC's seeds still rise at 5000 steps (50, 148, 115). The earlier data, the "
+        "scores 34), and BC and IQL recover that policy (their curves sit at returns 110-140 "
+        "from 500-750 steps on) without improving on it at 1/200 of CORL's budget, while CQL "
+        "(28.1) and TD3+BC stay below it; TD3+BC's seeds still rise at 5000 steps (50, 148, "
+        "115). The earlier data, the "
         "PID expert with a third of its actions random, gave BC 76.7 against 53.1: BC removed "
         "that noise"
-    ),
-    "rlbench/Ant-medium-v0": (
-        "BC 104.2 against IQL 92.7 and TD3+BC 36.9 (3 seeds; 2000, 3000, 5000 gradient steps): "
-        "the medium data is the 1M-step fast_ppo expert with 30% uniformly random actions, and "
-        "that expert (1112) barely beats standing still (about 994), so BC's mean action "
-        "recovers it (1130-1184); TD3+BC's seeds run 559, 576 and -25 after 5000 steps, "
-        "1/200 of CORL's budget"
     ),
 }
 """Where the committed results break the ordering, and why as far as known: reported, not
@@ -124,10 +118,19 @@ def test_on_medium_data_td3bc_or_iql_beats_bc(dataset_id):
     assert best > bc or min(best, bc) >= CEILING, scores
 
 
-EXPERT_VIOLATIONS: dict[tuple[str, str], str] = {}
-"""(dataset, algorithm) pairs whose committed results fall below the random data's return:
-none since CQL trains 3000 steps with a policy rate of 3e-4 (at 1000 steps with CORL's 3e-5 it
-returned -1395 on Pendulum's expert data, below the random data's -1233)."""
+EXPERT_VIOLATIONS: dict[tuple[str, str], str] = {
+    ("rlbench/Ant-expert-v0", "td3bc"): (
+        "TD3+BC returns -912, -745 and -871 (3 seeds, 5000 gradient steps) against the random "
+        "data's -51.3: its actor first follows its early Q estimates to saturated actions, whose "
+        "control cost sinks the return (-1314 and -534 at 1250 steps, from 615 and 836 "
+        "untrained), and at 1/200 of CORL's budget it is still climbing back; BC (102.0), IQL "
+        "(92.7) and CQL (86.1) reach the expert on the same data"
+    ),
+}
+"""(dataset, algorithm) pairs whose committed results fall below the random data's return, and
+why as far as known (CQL's on Pendulum's expert data went when it got 3000 steps with a policy
+rate of 3e-4; at 1000 steps with CORL's 3e-5 it returned -1395 against the random data's
+-1233)."""
 
 
 @pytest.mark.parametrize(

@@ -4,25 +4,16 @@ prints is what the page's expected-output block after it shows."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _runner():
-    path = ROOT / "scripts" / "run_tutorials.py"
-    spec = importlib.util.spec_from_file_location("run_tutorials", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-RUNNER = _runner()
+RUNNER = load_script("run_tutorials")
 
 
 def test_the_block_reader_tells_code_files_and_output_apart():

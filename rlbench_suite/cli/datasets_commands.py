@@ -182,7 +182,7 @@ def build_command(
     """Build a dataset from source into the cache; its content hash must match the card's
     (or, with --write, is recorded in the card). The build goes to a staging folder and
     replaces the cached copy only when the hash matches (a mismatch keeps the old copy)."""
-    from rlbench_suite.datasets.builder import BuildMismatchError, build
+    from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
     card = _card(dataset_id)
@@ -193,6 +193,8 @@ def build_command(
                         expect_content=None if write else card.content_sha256)  # fmt: skip
     except BuildMismatchError as exc:
         raise fail(exc, code=1) from None
+    except SourceError as exc:
+        raise fail(exc) from None
     console.print(f"built {card.id}: {out.episodes} episodes, {out.steps} steps, mean return "
                   f"{number(out.mean_return)} "
                   f"(normalized {number(card.normalized_score(out.mean_return))})",
@@ -393,7 +395,7 @@ def _say_other_cpu(card: DatasetCard) -> None:
 
 
 def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
-    from rlbench_suite.datasets.builder import BuildMismatchError, build
+    from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
     _say_other_cpu(card)
@@ -403,6 +405,8 @@ def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
                         expect_content=card.content_sha256)  # fmt: skip
     except BuildMismatchError as exc:
         raise fail(exc, code=1) from None
+    except SourceError as exc:
+        raise fail(exc) from None
     _record_local_bytes(card, out)
     return out.folder
 

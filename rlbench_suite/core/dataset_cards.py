@@ -17,6 +17,7 @@ offline environment (``gym.make``); Gymnasium allows a single ``/`` in an id, so
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -68,13 +69,17 @@ class SourcePolicy(_Model):
         "(a policy acting with its own exploration noise, as D4RL's stochastic policies do)",
     )  # fmt: skip
 
-    @field_validator("noise_std")
+    @field_validator("noise_std", mode="before")
     @classmethod
-    def _non_negative(cls, value: float | list[float]) -> float | list[float]:
+    def _finite_non_negative(cls, value: object) -> object:
         values = value if isinstance(value, list) else [value]
-        if not values or any(not v >= 0 for v in values):  # NaN fails too
-            raise ValueError(f"noise_std must be >= 0 (one number or one per action "
-                             f"dimension), got {value!r}")  # fmt: skip
+        if not values:
+            raise ValueError("noise_std is one number, or one per action dimension; not an "
+                             "empty list")  # fmt: skip
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+                raise ValueError("noise_std must be finite numbers >= 0 (one, or one per "
+                                 "action dimension)")  # fmt: skip
         return value
 
     @property

@@ -127,20 +127,26 @@ def play(
     )
 
 
-def noise_scale(component: SourcePolicy, space: gym.Space) -> np.ndarray | None:
+class SourceError(ValueError):
+    """A card's source that its env cannot play (noise on actions it does not fit)."""
+
+
+def noise_scale(component: SourcePolicy, space: gym.Space, where: str = "") -> np.ndarray | None:
     """``component``'s ``noise_std`` as an array of the action's shape; None without noise.
-    A clear error where noise does not apply: a non-Box action, or one std per dimension
-    whose count is not the action's."""
+    A :class:`SourceError` (prefixed with ``where``, the card and field) where noise does not
+    apply: a non-Box action, or one std per dimension whose count is not the action's."""
     if not component.noisy:
         return None
+    where = where or component.policy
     if not isinstance(space, gym.spaces.Box):
-        raise ValueError(f"{component.policy}: noise_std applies to Box actions only; this "
-                         f"env's action space is {space}")  # fmt: skip
+        raise SourceError(f"{where}.noise_std: Gaussian noise applies to Box actions only; "
+                          f"this env's action space is {space} (remove noise_std, or use "
+                          "epsilon)")  # fmt: skip
     std = np.asarray(component.noise_std, dtype=np.float64)
     if std.ndim == 1 and std.size != int(np.prod(space.shape)):
-        raise ValueError(f"{component.policy}: noise_std has {std.size} values; the action "
-                         f"space {space} has {int(np.prod(space.shape))} dimensions "
-                         "(give one number, or one per dimension)")  # fmt: skip
+        raise SourceError(f"{where}.noise_std: {std.size} values; the action space {space} "
+                          f"has {int(np.prod(space.shape))} dimensions (give one number, or "
+                          "one per dimension)")  # fmt: skip
     return np.broadcast_to(std.reshape(-1) if std.ndim else std, (int(np.prod(space.shape)),)
                            ).reshape(space.shape)  # fmt: skip
 
@@ -198,18 +204,26 @@ def _episodes(card: DatasetCard, parts: list[tuple[SourcePolicy, list[int]]],
               lockstep: bool) -> Iterator[Episode]:  # fmt: skip
     if is_joint(card.env_id):
         if any(c.noisy for c, _ in parts):
-            raise ValueError(f"{card.id}: noise_std is for single-agent Box actions; joint "
-                             "data takes epsilon only")  # fmt: skip
+            raise SourceError(f"{_where(card, 0)}.noise_std: Gaussian noise is for "
+                              "single-agent Box actions; joint data takes epsilon only")
         yield from joint_rollouts(card.env_id, [(c.policy, s, c.epsilon) for c, s in parts])
         return
     env = gym.make(card.env_id)
     try:
-        blocks = [Block(_policy_for(c, env), s, c.epsilon, noise_scale(c, env.action_space))
-                  for c, s in parts]  # fmt: skip
+        blocks = [Block(_policy_for(c, env), s, c.epsilon,
+                        noise_scale(c, env.action_space, _where(card, i)))
+                  for i, (c, s) in enumerate(parts)]  # fmt: skip
         played = lockstep_rollouts(env, blocks) if lockstep else None
         yield from played if played is not None else _one_at_a_time(env, blocks)
     finally:
         env.close()
+
+
+def _where(card: DatasetCard, index: int) -> str:
+    """``<card file or id>: source.policies[index]``, for an error about that entry."""
+    from rlbench_suite.core.dataset_cards import dataset_card_paths
+
+    return f"{dataset_card_paths().get(card.id, card.id)}: source.policies[{index}]"
 
 
 def _one_at_a_time(env: gym.Env, blocks: list[Block]) -> Iterator[Episode]:

@@ -106,6 +106,12 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
         if (why := check_file(folder / f.path, f.size, f.sha256)) is not None
     ]
     data = folder / DATA_FILE
+    if content and [p.path for p in problems] == [data] and problems[0].message != "missing":
+        why = adopt_same_content(card, root)  # the card's data in other bytes: ok, recorded
+        if why is None:
+            return []
+        problems[0] = Problem(data, f"{problems[0].message}; {why}")
+        return problems
     if content and not any(p.path == data for p in problems):
         try:
             actual = content_hash(read_episodes(data))
@@ -118,26 +124,32 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
     return problems
 
 
-def adopt_same_content(card: DatasetCard, root: Path | None = None) -> bool:
-    """Whether ``card``'s cached copy, whose files are not the card's bytes, still holds the
-    card's data: every file is there and the episodes read back have the card's content hash
-    (a file written by an earlier version of the suite's writer, or by another h5py). If so
-    its files are recorded as a local verification (:data:`VERIFIED_FILE`), which later checks
-    use in place of the card's file hashes. A truncated, corrupt or other dataset: False."""
+def adopt_same_content(card: DatasetCard, root: Path | None = None) -> str | None:
+    """Accept ``card``'s cached copy whose data file is not the card's bytes but holds the
+    card's data (a file written by an earlier version of the suite's writer, or by another
+    h5py): every other file is the card's, byte for byte, and the episodes read back have the
+    card's content hash. It is then recorded as a local verification (:data:`VERIFIED_FILE`),
+    which later checks use in place of the card's file hashes, and None is returned; else why
+    not (a missing, truncated, corrupt or changed file: nothing is recorded)."""
     folder = dataset_folder(card, root)
-    if not card.built or not all((folder / f.path).is_file() for f in card.files):
-        return False
+    if not card.built:
+        return "the card records no build"
+    for f in card.files:
+        why = check_file(folder / f.path, f.size, f.sha256)
+        if why is not None and (f.path != DATA_FILE or why == "missing"):
+            return f"{f.path}: {why}"
     try:
         actual = content_hash(read_episodes(folder / DATA_FILE))
-    except DatasetFileError:
-        return False
+    except DatasetFileError as exc:
+        return str(exc)
     if actual != card.content_sha256:
-        return False
+        return (f"its episodes are not the card's: content hash {actual}, expected "
+                f"{card.content_sha256}")  # fmt: skip
     files = [DataFile(path=f.path, sha256=file_sha256(folder / f.path),
                       size=(folder / f.path).stat().st_size) for f in card.files]  # fmt: skip
     with folder_lock(folder):
         write_verified(folder, actual, files)
-    return True
+    return None
 
 
 def is_cached(card: DatasetCard, root: Path | None = None) -> bool:

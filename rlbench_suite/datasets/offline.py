@@ -40,12 +40,16 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
            f"`rlbench datasets download {card.id} --build` builds it again (no public mirror "
            "exists yet)")  # fmt: skip
     fix = f"{get}; `rlbench datasets delete {card.id}` removes it"
-    if not is_cached(card, root) and not adopt_same_content(card, root):
+    why = None  # why a copy in other bytes is not the card's data (None: it is, recorded)
+    if not is_cached(card, root):
+        why = adopt_same_content(card, root) if (folder / DATA_FILE).is_file() else "missing"
+    if why is not None:
         if not download:
             for file in expected_files(card, root):  # a file there but cut short: name it
                 problem = check_file(folder / file.path, file.size, file.sha256)
                 if problem is not None and problem != "missing":
-                    raise DatasetFileError(f"{folder / file.path}: {problem}; {fix}")
+                    detail = f" ({why})" if file.path == DATA_FILE and why != problem else ""
+                    raise DatasetFileError(f"{folder / file.path}: {problem}{detail}; {fix}")
             fetch_hint = " or load(..., download=True)" if card.remotes else ""
             raise FileNotFoundError(
                 f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
@@ -62,9 +66,13 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
                                 "to build it from source") from None  # fmt: skip
     for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it
         problem = check_file(folder / file.path, file.size, file.sha256)
-        if problem is not None and not adopt_same_content(card, root):
+        if problem is None:
+            continue
+        why = adopt_same_content(card, root) if file.path == DATA_FILE else problem
+        if why is not None:
+            detail = "" if why == problem else f"; {why}"
             raise DatasetFileError(f"{folder / file.path}: {problem} (the file is corrupt or "
-                                   f"not this dataset's); {fix}")  # fmt: skip
+                                   f"not this dataset's{detail}); {fix}")  # fmt: skip
     dataset = OfflineDataset(folder / DATA_FILE, card.id)
     dataset.card = card  # type: ignore[attr-defined]
     return dataset
