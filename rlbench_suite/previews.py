@@ -477,12 +477,22 @@ MANIFEST = "manifest.json"
 
 def preview_key(card: EnvCard) -> dict[str, Any]:
     """What a folder's preview of ``card`` depends on: the registered spec, the policy asked
-    for (the card's expert or random), this module's version, the camera where a model camera
-    is used, and the team's policy where the other agents play one (:func:`team_policy`)."""
+    for (the card's expert or random) and the SHA-256 of its file where it names one (a policy
+    trained again under the same name plays otherwise), this module's version, the camera where
+    a model camera is used, and the team's policy where the other agents play one
+    (:func:`team_policy`)."""
+    from rlbench_suite.policies.core import file_sha256
+    from rlbench_suite.policies.specs import artifact_of
     from rlbench_suite.registry import spec_hash
 
-    key = {"spec_hash": spec_hash(card), "policy_asked": default_policy(card),
-           "version": PREVIEW_VERSION}  # fmt: skip
+    policy = default_policy(card)
+    key = {"spec_hash": spec_hash(card), "policy_asked": policy, "version": PREVIEW_VERSION}
+    try:
+        artifact = artifact_of(policy)
+    except ValueError:
+        artifact = None
+    if artifact is not None and artifact.is_file():
+        key["policy_sha256"] = file_sha256(artifact)
     camera, team = tracking_camera(card), team_policy(card, PreviewOptions())
     return key | ({"camera": camera} if camera else {}) | ({"team": team} if team else {})
 

@@ -19,6 +19,7 @@ from rlbench_suite.previews import (
     MIN_DISTINCT_FRAMES,
     PreviewOptions,
     load_manifest,
+    preview_key,
     refresh_previews,
     stale_previews,
     team_policy,
@@ -132,6 +133,11 @@ def test_a_preview_folder_makes_only_what_is_missing_or_stale(tmp_path):
     manifest["rlbench/CartPole-v1"]["spec_hash"] = "0" * 64  # as if the card had changed
     (tmp_path / MANIFEST).write_text(json.dumps(manifest))
     assert stale_previews(tmp_path, selected) == {"rlbench/CartPole-v1": "changed: spec_hash"}
+    key = preview_key(get_card("rlbench/CartPole-v1"))
+    assert len(key["policy_sha256"]) == 64  # the expert is a baseline's file
+    manifest["rlbench/CartPole-v1"] |= {**key, "policy_sha256": "1" * 64}  # trained again
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert stale_previews(tmp_path, selected) == {"rlbench/CartPole-v1": "changed: policy_sha256"}
     (tmp_path / "Chicken-v0.txt").unlink()
     assert stale_previews(tmp_path, selected)["rlbench/Chicken-v0"] == "no preview"
     assert [p.env_id for p in refresh_previews(tmp_path, selected)] == [c.id for c in selected]
