@@ -201,14 +201,16 @@ def _describe(policy: dict, explore: str) -> str:
 def checkpoint_policy(env_id: str) -> tuple[str, list[float]]:
     """The medium policy of ``env_id`` (:data:`CHECKPOINTS`): ``(baseline name, its own action
     std)``, made on the first call. The zoo run (same algorithm, seed and planned budget) is
-    repeated from scratch and stopped where its committed learning curve first reaches a third
-    of the expert's normalized score (the medium card's references), at the crossing or the
-    point before it, whichever is nearer (:func:`nearest_step`); the
-    policy there is exported to ``baselines/checkpoints/<Env>/<algo>/seed-<S>/step-<N>/``
-    (ONNX, its deterministic action, and a sidecar with the run, the stop and fast_ppo's
-    ``exp(log_std)``, the noise the card plays it with). Training repeats bit for bit only
-    on a CPU like the one it ran on; the committed ONNX is what the card names, and its
-    rollouts rebuild anywhere."""
+    repeated from scratch to where its committed learning curve first reaches a third of the
+    expert's normalized score (the medium card's references); of the policies at that curve
+    point and the one before (:func:`crossing_candidates`), the one whose mean return over
+    :data:`CANDIDATE_EPISODES` evaluation episodes is nearer the level is kept (a curve point
+    is 5 episodes: Ant's 1208.6 was 871.9 over 20). It is exported to
+    ``baselines/checkpoints/<Env>/<algo>/seed-<S>/step-<N>/`` (ONNX, its deterministic action,
+    and a sidecar with the run, the stop, both candidates' returns, the CPU and fast_ppo's
+    ``exp(log_std)``, the noise a card may play it with). Training repeats bit for bit only on
+    a CPU like the one it ran on; the committed ONNX is what the card names, and its rollouts
+    rebuild anywhere."""
     from rlbench_suite.core.baseline_files import resolve_baseline
 
     algo, seed, _ = CHECKPOINTS[env_id]
@@ -224,9 +226,19 @@ def checkpoint_policy(env_id: str) -> tuple[str, list[float]]:
     return _train_checkpoint(env_id, algo, seed)
 
 
+CANDIDATE_EPISODES = 20
+"""Evaluation episodes (the env card's first evaluation seeds) a candidate medium policy is
+measured over."""
+
+
 def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[float]]:
+    import copy
+    import tempfile
+
     from rlbench_suite.baselines import fast_ppo
     from rlbench_suite.core.provenance import cpu_platform
+    from rlbench_suite.datasets.builder import measure_returns
+    from rlbench_suite.datasets.replay import record_training
     from rlbench_suite.policies.core import PolicyMetadata, write_metadata
 
     env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
@@ -235,35 +247,47 @@ def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[floa
     level = random + (expert - random) / 3
     curve = RESULTS / env_id.split("/")[1] / algo / f"seed-{seed}" / "curve.csv"
     run = json.loads((curve.parent / "run.json").read_text(encoding="utf-8"))
-    stop, reached = nearest_step(curve, level)
-    medium = _run_card_with(references, env_id)
+    candidates = crossing_candidates(curve, level)
+    stop = candidates[-1][0]
     training = {"algo": algo, "hyperparams": env_id, "seed": seed, "budget": run["budget"],
                 "stop": stop, "recorded_envs": 1}  # fmt: skip
-    kept = {}
-    from rlbench_suite.datasets.replay import record_training
+    agents = {}
 
-    _, stats = record_training(_run_card(medium, env_id, training),
-                               on_stop=lambda agent: kept.update(agent=agent))  # fmt: skip
-    agent = kept["agent"]
+    def keep(steps: int, agent) -> None:
+        if any(steps == step for step, _ in candidates):
+            agents[steps] = copy.deepcopy(agent)
+
+    record_training(_run_card(_run_card_with(references, env_id), env_id, training),
+                    on_model=keep)  # fmt: skip
+    seeds = list(get_card(env_id).evaluation.seeds[:CANDIDATE_EPISODES])
+    measured = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for step, reached in candidates:
+            onnx = fast_ppo.export_onnx(agents[step], Path(tmp) / f"step-{step}.onnx")
+            returns = measure_returns(env_id, f"onnx:{onnx}", seeds)
+            measured.append({"step": step, "curve_return": round(reached, 6),
+                             "measured_return": round(float(returns.mean()), 6)})  # fmt: skip
+            print(f"candidate {step}: curve {reached:g}, {len(seeds)} episodes "
+                  f"{returns.mean():g} (level {level:g})")
+    chosen = min(measured, key=lambda c: (abs(c["measured_return"] - level), c["step"]))
+    step, agent = chosen["step"], agents[chosen["step"]]
     std = [round(float(v), 6) for v in agent.log_std.detach().exp()]
-    name = f"checkpoints/{env_id.split('/')[1]}/{algo}/seed-{seed}/step-{stats.training_steps}"
+    name = f"checkpoints/{env_id.split('/')[1]}/{algo}/seed-{seed}/step-{step}"
     path = ROOT.parent / "baselines" / name / "policy.onnx"
     path.parent.mkdir(parents=True, exist_ok=True)
     fast_ppo.export_onnx(agent, path)
     command = (f"rlbench train {env_id} --algo {algo} --seed {seed} --budget {run['budget']}, "
-               f"stopped after the update that reaches step {stop}")  # fmt: skip
+               f"stopped after the update that reaches step {step}")  # fmt: skip
     write_metadata(path, PolicyMetadata(
-        name=f"{algo}-{env_name}-seed-{seed}-step-{stats.training_steps}", algo=algo,
-        env_id=env_id, train_seeds=run["train_seeds"],
-        training_budget_steps=stats.training_steps,
-        extra={"run": command, "planned_budget": run["budget"], "stop": stop,
+        name=f"{algo}-{env_name}-seed-{seed}-step-{step}", algo=algo, env_id=env_id,
+        train_seeds=run["train_seeds"], training_budget_steps=step,
+        extra={"run": command, "planned_budget": run["budget"], "stop": step,
                "curve": curve.relative_to(ROOT.parent).as_posix(),
-               "curve_return": round(reached, 6),
-               "medium_level": round(level, 6), "action_std": std,
-               "cpu": cpu_platform()},
+               "medium_level": round(level, 6), "candidates": measured,
+               "measured_episodes": len(seeds), "action_std": std, "cpu": cpu_platform()},
     ))  # fmt: skip
-    print(f"wrote {path} (stopped at {stats.training_steps}; the zoo curve: {reached:g}, the "
-          f"medium level {level:g}; action std {std})")
+    print(f"wrote {path} (of {[c['step'] for c in measured]}, the nearer the medium level "
+          f"{level:g}; action std {std})")
     return name, std
 
 
@@ -339,11 +363,9 @@ def replay_budget(curve: Path, level: float) -> tuple[int, float]:
     raise SystemExit(f"{curve} never reaches the medium level {level}")
 
 
-def nearest_step(curve: Path, level: float) -> tuple[int, float]:
-    """``(step, mean return)`` of the row of ``curve`` nearest ``level`` where the run first
-    reaches it: the first row after step 0 at or above ``level``, or the row before it if that
-    one is nearer (a noisy curve's first crossing can overshoot far: QuadHover's 192 against
-    the level 135, after 102)."""
+def crossing_candidates(curve: Path, level: float) -> list[tuple[int, float]]:
+    """``(step, mean return)`` of the rows of ``curve`` around where the run first reaches
+    ``level``: the row before the first one at or above it (if after step 0), then that one."""
     import csv
 
     with curve.open(encoding="utf-8") as f:
@@ -352,8 +374,7 @@ def nearest_step(curve: Path, level: float) -> tuple[int, float]:
     first = next((i for i, r in enumerate(rows) if r[1] >= level), None)
     if first is None:
         raise SystemExit(f"{curve} never reaches the medium level {level}")
-    around = rows[max(first - 1, 0) : first + 1]
-    return min(around, key=lambda r: abs(r[1] - level))
+    return rows[max(first - 1, 0) : first + 1]
 
 
 def _run_card(medium, env_id: str, training: dict):

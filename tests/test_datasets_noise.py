@@ -132,9 +132,10 @@ def test_the_committed_noisy_quadhover_cards_rebuild_to_their_content_hashes(kin
 
 
 def test_the_committed_medium_checkpoints_stop_where_the_rule_says():
-    """Each medium policy trained partway is the zoo run's at the curve point the script's
-    rule picks (nearest a third of the expert, at the first crossing or just before), and its
-    sidecar says so; the medium card plays it with its own std where the script says noisy."""
+    """Each medium policy trained partway is the zoo run's at one of the two curve points
+    around its first crossing of a third of the expert, the one whose measured return (its
+    sidecar records both) is nearer that level; the medium card plays it with its own std
+    where the script says noisy."""
     import json
 
     from rlbench_suite.core.catalog import get_card
@@ -147,24 +148,28 @@ def test_the_committed_medium_checkpoints_stop_where_the_rule_says():
         random, expert = medium.reference.random.value, medium.reference.expert.value
         level = random + (expert - random) / 3
         curve = REPO / "baselines" / "results" / env.name / algo / f"seed-{seed}" / "curve.csv"
-        step, reached = script.nearest_step(curve, level)
+        candidates = script.crossing_candidates(curve, level)
+        step = int(medium.source.policies[0].policy.rsplit("/step-", 1)[1])
         name = f"checkpoints/{env.name}/{algo}/seed-{seed}/step-{step}"
         assert medium.source.policies[0].policy == f"baseline:{name}"
         meta = json.loads((REPO / "baselines" / name / "policy.onnx.meta.json").read_text())
-        assert meta["extra"]["stop"] == step and meta["training_budget_steps"] == step
-        assert meta["extra"]["curve_return"] == pytest.approx(reached, abs=1e-5)
-        assert meta["extra"]["medium_level"] == pytest.approx(level, abs=1e-5)
+        extra = meta["extra"]
+        assert extra["medium_level"] == pytest.approx(level, abs=1e-5)
+        assert [(c["step"], c["curve_return"]) for c in extra["candidates"]] == [
+            (s, pytest.approx(r, abs=1e-5)) for s, r in candidates]
+        nearer = min(extra["candidates"], key=lambda c: abs(c["measured_return"] - level))
+        assert step == nearer["step"] == extra["stop"] == meta["training_budget_steps"]
+        assert extra["measured_episodes"] == script.CANDIDATE_EPISODES
         assert medium.source.policies[0].noisy == noisy
         if noisy:
-            assert medium.source.policies[0].noise_std == meta["extra"]["action_std"]
+            assert medium.source.policies[0].noise_std == extra["action_std"]
 
 
-def test_the_rule_takes_the_nearer_of_the_first_crossing_and_the_point_before(tmp_path):
+def test_the_candidates_are_the_first_crossing_and_the_point_before(tmp_path):
     script = load_script("dataset_cards")
     curve = tmp_path / "curve.csv"
     curve.write_text("step,mean_return\n0,500\n10,20\n20,90\n30,200\n40,130\n")
-    assert script.nearest_step(curve, 100) == (20, 90.0)  # 90 is nearer than 200
-    assert script.nearest_step(curve, 180) == (30, 200.0)
-    assert script.nearest_step(curve, 10) == (10, 20.0)  # step 0 is never taken
+    assert script.crossing_candidates(curve, 100) == [(20, 90.0), (30, 200.0)]
+    assert script.crossing_candidates(curve, 10) == [(10, 20.0)]  # step 0 is never one
     with pytest.raises(SystemExit, match="never reaches"):
-        script.nearest_step(curve, 1000)
+        script.crossing_candidates(curve, 1000)

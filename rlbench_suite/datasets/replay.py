@@ -47,6 +47,9 @@ OnRollout = Callable[[int, list[Episode]], None]
 ended since the previous call)``."""
 OnStop = Callable[[Any], None]
 """Called once at the stop with the trained model (fast_ppo's ``Agent``, an SB3 model)."""
+OnModel = Callable[[int, Any], None]
+"""Called after each update (fast_ppo) or rollout (SB3) with ``(training steps, the model)``:
+the model as it is there (copy it to keep it)."""
 
 
 @dataclass(frozen=True)
@@ -82,15 +85,15 @@ class _Recorder:
 
 def record_training(
     card: DatasetCard, progress: Progress | None = None, on_rollout: OnRollout | None = None,
-    on_stop: OnStop | None = None,
+    on_stop: OnStop | None = None, on_model: OnModel | None = None,
 ) -> tuple[list[Episode], ReplayStats]:
     """Run ``card``'s training run and return the recorded episodes (module doc).
 
     ``on_rollout`` (:data:`OnRollout`) takes the episodes as they come, which are then not
     kept (the list returned is empty; the stats still count them): a pilot that measures a
     long run's data without holding it (``scripts/dataset_cards.py``). ``on_stop``
-    (:data:`OnStop`) gets the model as it is at the stop: the policy a "medium" dataset plays
-    (``scripts/checkpoint_policies.py``)."""
+    (:data:`OnStop`) gets the model as it is at the stop, ``on_model`` (:data:`OnModel`) as it
+    is along the way: the policies a "medium" dataset may play (``scripts/dataset_cards.py``)."""
     import torch
 
     from rlbench_suite.baselines.algorithms import get_algorithm
@@ -132,7 +135,7 @@ def record_training(
             progress(len(sink.episodes), steps)
 
     train = _native if algo.native else _sb3
-    steps = train(env_card, algo, params, run, recorder, report, on_stop)
+    steps = train(env_card, algo, params, run, recorder, report, on_stop, on_model)
     if on_rollout is not None:
         on_rollout(steps, sink.drain())
     if len(sink.tracks) != run.recorded_envs:
@@ -143,8 +146,11 @@ def record_training(
     return sink.episodes, stats
 
 
-def _sb3(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
-         report: Callable[[int], None] | None, on_stop: OnStop | None = None) -> int:  # fmt: skip
+def _sb3(
+    card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
+    report: Callable[[int], None] | None, on_stop: OnStop | None = None,
+    on_model: OnModel | None = None,
+) -> int:  # fmt: skip
     from stable_baselines3.common.callbacks import BaseCallback
 
     from rlbench_suite.baselines.sb3_run import new_sb3_model
@@ -153,6 +159,8 @@ def _sb3(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorde
         def _on_rollout_end(self) -> None:
             if report is not None:
                 report(int(self.num_timesteps))
+            if on_model is not None:
+                on_model(int(self.num_timesteps), self.model)
 
         def _on_step(self) -> bool:
             return self.num_timesteps < run.stop
@@ -170,6 +178,7 @@ def _sb3(card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorde
 def _native(
     card: Any, algo: Any, params: Any, run: TrainingRun, recorder: _Recorder,
     report: Callable[[int], None] | None, on_stop: OnStop | None = None,
+    on_model: OnModel | None = None,
 ) -> int:  # fmt: skip
     from rlbench_suite.baselines import fast_ppo
     from rlbench_suite.baselines.hyperparams import native_config
@@ -183,6 +192,8 @@ def _native(
     def on_update(state: Any) -> bool:
         if report is not None:
             report(int(state.global_step))
+        if on_model is not None:
+            on_model(int(state.global_step), state.agent)
         return state.global_step >= run.stop
 
     try:
