@@ -257,7 +257,7 @@ def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[floa
         if any(steps == step for step, _ in candidates):
             agents[steps] = copy.deepcopy(agent)
 
-    record_training(_run_card(_run_card_with(references, env_id), env_id, training),
+    record_training(_run_card(references, env_id, training),
                     on_model=keep)  # fmt: skip
     seeds = list(get_card(env_id).evaluation.seeds[:CANDIDATE_EPISODES])
     measured = []
@@ -289,15 +289,6 @@ def _train_checkpoint(env_id: str, algo: str, seed: int) -> tuple[str, list[floa
     print(f"wrote {path} (of {[c['step'] for c in measured]}, the nearer the medium level "
           f"{level:g}; action std {std})")
     return name, std
-
-
-def _run_card_with(references: dict, env_id: str):
-    """A stand-in medium card carrying ``references`` (for :func:`_run_card`)."""
-    from types import SimpleNamespace
-
-    from rlbench_suite.core.dataset_cards import DatasetReferences
-
-    return SimpleNamespace(reference=DatasetReferences.model_validate(references))
 
 
 def main(only: list[str]) -> None:
@@ -377,15 +368,16 @@ def crossing_candidates(curve: Path, level: float) -> list[tuple[int, float]]:
     return rows[max(first - 1, 0) : first + 1]
 
 
-def _run_card(medium, env_id: str, training: dict):
-    """A medium-replay card of ``env_id`` for ``training`` (the pilot's, before its stop)."""
+def _run_card(references: dict, env_id: str, training: dict):
+    """A medium-replay card of ``env_id`` for ``training`` on ``references`` (the pilot's
+    before its stop, or a medium policy's run)."""
     from rlbench_suite.core.dataset_cards import DatasetCard
 
     env_name = env_id.split("/")[1].rsplit("-v", 1)[0]
     return DatasetCard.model_validate({
         "id": f"rlbench/{env_name}-medium-replay-v0", "env_id": env_id, "kind": "medium-replay",
         "description": "The pilot of a medium-replay run.", "source": {"training": training},
-        "build": {"command": "pilot"}, "reference": medium.reference.model_dump(),
+        "build": {"command": "pilot"}, "reference": references,
     })  # fmt: skip
 
 
@@ -417,7 +409,8 @@ def pilot_curve(medium, env_id: str, algo: str, seed: int, budget: int, path: Pa
                      "std_return": round(float(returns.std()), 6)})  # fmt: skip
         print(rows[-1], flush=True)
 
-    record_training(_run_card(medium, env_id, training), on_rollout=on_rollout)
+    record_training(_run_card(medium.reference.model_dump(), env_id, training),
+                    on_rollout=on_rollout)  # fmt: skip
     with path.open("w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, ["step", "episodes", "mean_return", "std_return"])
         writer.writeheader()

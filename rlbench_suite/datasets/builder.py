@@ -4,9 +4,8 @@ Episode ``i`` (over the card's source policies, in order) is reset with seed
 ``card.build.seed + i`` (seeds from :data:`~rlbench_suite.core.seeds.DATASET_SEEDS`, clear of
 every evaluation seed); its policy with :func:`~rlbench_suite.core.seeds.policy_seed` of it,
 and its epsilon-random actions and Gaussian action noise come from streams derived from the
-seed too. So an episode
-depends on its seed only, and a rebuild on the same package versions gives the same content
-hash (and, with the same h5py, the same file bytes).
+seed too. So an episode depends on its seed only, and a rebuild on the same package versions
+gives the same content hash (and, with the same h5py, the same file bytes).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from rlbench_suite.core.dataset_cards import (
     DataFile,
     DatasetCard,
     SourcePolicy,
+    dataset_card_paths,
 )
 from rlbench_suite.core.provenance import cpu_platform, package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
@@ -147,8 +147,7 @@ def noise_scale(component: SourcePolicy, space: gym.Space, where: str = "") -> n
         raise SourceError(f"{where}.noise_std: {std.size} values; the action space {space} "
                           f"has {int(np.prod(space.shape))} dimensions (give one number, or "
                           "one per dimension)")  # fmt: skip
-    return np.broadcast_to(std.reshape(-1) if std.ndim else std, (int(np.prod(space.shape)),)
-                           ).reshape(space.shape)  # fmt: skip
+    return np.broadcast_to(std, (int(np.prod(space.shape)),)).reshape(space.shape)
 
 
 def action_noise(space: gym.Space, std: np.ndarray, seed: int) -> Callable[[Any], Any]:
@@ -221,8 +220,6 @@ def _episodes(card: DatasetCard, parts: list[tuple[SourcePolicy, list[int]]],
 
 def _where(card: DatasetCard, index: int) -> str:
     """``<card file or id>: source.policies[index]``, for an error about that entry."""
-    from rlbench_suite.core.dataset_cards import dataset_card_paths
-
     return f"{dataset_card_paths().get(card.id, card.id)}: source.policies[{index}]"
 
 
