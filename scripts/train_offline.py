@@ -12,14 +12,18 @@ repository: ``baselines/policies/<Env>-<kind>-vN/<algo>/seed-<S>/policy.onnx`` (
 ``baselines/results/<Env>-<kind>-vN/<algo>/seed-<S>/`` with ``run.json``, ``curve.csv`` and
 ``result.json``: the harness's evaluation of the committed policy on the offline id (the
 dataset's normalization), named ``baseline:<Env>-<kind>-vN/<algo>/seed-<S>``. A collected
-seed is skipped, so the script can be stopped and started again at any time. The manifest's
-consecutive entries of one env form a block whose seeds go round-robin (every entry of the
-block trains its first seed before any trains its second).
+seed is skipped, so the script can be stopped and started again at any time; one committed
+for another budget or other data than the manifest and card now have is stale and trains
+again (``--list`` says why). The manifest's consecutive entries of one env form a block whose
+seeds go round-robin (every entry of the block trains its first seed before any trains its
+second).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import time
 from pathlib import Path
 
@@ -32,10 +36,12 @@ from rlbench_suite.baselines.offline_zoo import (
     replace_report,
     report_markdown,
     result_folder,
+    stale_reason,
 )
 from rlbench_suite.baselines.train import TrainConfig, train
 from rlbench_suite.baselines.zoo import copy_run_artifacts
 from rlbench_suite.core.offline_cards import resolve_card
+from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.paths import runs_dir
 from rlbench_suite.resources import content_dir
@@ -50,9 +56,13 @@ def _train_one(entry: OfflineEntry, seed: int) -> Path:
                          final_episodes=1)  # fmt: skip
     run_dir = out / entry.card.name / entry.algo / f"seed-{seed}"
     record = run_dir / "run.json"
-    finished = record.is_file() and '"status": "finished"' in record.read_text(encoding="utf-8")
-    if not finished:
-        config.resume = record.is_file()
+    run = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    if run is not None and (why := stale_reason(entry, run)):
+        print(f"{run_dir}: starting again ({why})", flush=True)
+        shutil.rmtree(run_dir)
+        run = None
+    if run is None or run.get("status") != "finished":
+        config.resume = run is not None
         train(config)
     return run_dir
 
@@ -87,19 +97,35 @@ def main() -> None:
         page.write_text(replace_report(text, report_markdown(offline_entries())), encoding="utf-8")
         print(f"wrote the offline baselines' table into {page}")
         return
-    for entry, seed in _order(entries):
-        done = (result_folder(entry.dataset, entry.algo, seed) / "result.json").is_file()
+    order = [(entry, seed, _state(entry, seed)) for entry, seed in _order(entries)]
+    missing = sorted({e.dataset for e, _, state in order if state != "done"
+                      and not dataset_folder(e.card).is_dir()})  # fmt: skip
+    if missing and not args.list:
+        raise SystemExit(f"{len(missing)} datasets to train on are not in the cache "
+                         f"({cache_root()}): run\n  rlbench datasets "
+                         f"download {' '.join(missing)} --build")  # fmt: skip
+    for entry, seed, state in order:
         if args.list:
-            print(f"{'done' if done else 'todo'}  {entry.dataset} {entry.algo} seed {seed} "
-                  f"({entry.budget} gradient steps)")  # fmt: skip
+            print(f"{state.split(' ')[0]:5} {entry.dataset} {entry.algo} seed {seed} "
+                  f"({entry.budget} gradient steps){state[5:]}")  # fmt: skip
             continue
-        if done:
+        if state == "done":
             continue
         started = time.perf_counter()
         run_dir = _train_one(entry, seed)
         _collect(entry, seed, run_dir)
         print(f"{entry.dataset} {entry.algo} seed {seed}: "
               f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+
+
+def _state(entry: OfflineEntry, seed: int) -> str:
+    """``done``, ``todo``, or ``stale (why)``: committed for a budget or data the manifest
+    and card no longer have, so it trains again (and replaces the committed files)."""
+    folder = result_folder(entry.dataset, entry.algo, seed)
+    if not (folder / "result.json").is_file():
+        return "todo"
+    why = stale_reason(entry, json.loads((folder / "run.json").read_text(encoding="utf-8")))
+    return f"stale ({why})" if why else "done"
 
 
 def _order(entries: list[OfflineEntry]) -> list[tuple[OfflineEntry, int]]:
@@ -116,6 +142,7 @@ def _order(entries: list[OfflineEntry]) -> list[tuple[OfflineEntry, int]]:
         rounds = max(len(e.seeds) for e in block)
         order += [(e, e.seeds[i]) for i in range(rounds) for e in block if i < len(e.seeds)]
     return order
+
 
 if __name__ == "__main__":
     main()

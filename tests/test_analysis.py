@@ -117,6 +117,8 @@ def test_tournament_refuses_bad_setups():
         round_robin("rlbench/TicTacToe-v3", ["random"])
     with pytest.raises(ValueError, match=r"'random' is given 2 times.*A=SPEC, B=SPEC"):
         round_robin("rlbench/TicTacToe-v3", ["random", FIRST_LEGAL, " random"])
+    with pytest.raises(ValueError, match=r"'random' is given 2 times"):  # the same player named
+        round_robin("rlbench/TicTacToe-v3", ["random", "random=random", FIRST_LEGAL])
     proc = run_cli("tournament", "rlbench/TicTacToe-v3", "--policy", "random", "--policy",
                    FIRST_LEGAL, "--games", "4")  # fmt: skip
     assert proc.returncode == 0, proc.stderr

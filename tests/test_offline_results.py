@@ -4,6 +4,7 @@ the committed files; nothing trains here."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +20,14 @@ from rlbench_suite.baselines.offline_zoo import (
     report_markdown,
     result_folder,
     scores_by_dataset,
+    stale_reason,
 )
 from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
 from rlbench_suite.evaluation import default_protocol
 from rlbench_suite.resources import content_dir
+from tests.conftest import load_script
 
 ENTRIES = offline_entries()
 COMMITTED = scores_by_dataset(ENTRIES)
@@ -70,7 +73,7 @@ def test_each_committed_seed_is_whole_small_and_scored_on_its_dataset():
                 for path in [*files, policy, policy.with_name("policy.onnx.meta.json")]:
                     assert path.is_file() and path.stat().st_size < 5 * 1024 * 1024, path
                 assert run.run["status"] == "finished" and run.run["steps"] == run.entry.budget
-                assert run.run["dataset"]["content_sha256"] == card.content_sha256
+                assert run.stale() is None, f"{name}: {run.stale()}"
                 result = run.result
                 assert result.env_id == dataset_id and result.policy["name"] == name
                 assert result.normalization.references_from == f"dataset {dataset_id}"
@@ -78,6 +81,33 @@ def test_each_committed_seed_is_whole_small_and_scored_on_its_dataset():
                 assert result.protocol_hash == protocol.hash  # the leaderboard takes it
                 scores = card.normalized_score(np.array(result.returns))
                 assert result.normalized_score.point == pytest.approx(float(np.mean(scores)))
+
+
+def test_a_seed_trained_for_another_budget_or_other_data_is_stale_and_trains_again(
+    tmp_path, monkeypatch
+):
+    """The manifest's budget or the card's data changing makes a committed seed stale: the
+    script lists it so and trains it again rather than skipping it."""
+    entry = ENTRIES[0]
+    runs = COMMITTED[entry.dataset][entry.algo]
+    run = dict(runs[0].run)
+    assert stale_reason(entry, run) is None
+    assert "the manifest asks" in stale_reason(dataclasses.replace(entry, budget=1), run)
+    changed = {**run, "dataset": {**run["dataset"], "content_sha256": "0" * 64}}
+    assert f"the card's is {entry.card.content_sha256}" in stale_reason(entry, changed)
+
+    script = load_script("train_offline")
+    assert script._state(entry, runs[0].seed) == "done"
+    assert script._state(dataclasses.replace(entry, budget=1), runs[0].seed).startswith("stale (")
+    monkeypatch.setattr(script, "result_folder", lambda *a: tmp_path)
+    assert script._state(entry, runs[0].seed) == "todo"
+
+    # work to do on data not in the cache: one message naming the command, before training
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr("sys.argv", ["train_offline.py", "--only", entry.dataset])
+    monkeypatch.setattr(script, "train", lambda *a: pytest.fail("trained without its data"))
+    with pytest.raises(SystemExit, match=f"download {entry.dataset} --build"):
+        script.main()
 
 
 MEDIUM = [d for d, row in COMMITTED.items() if get_dataset_card(d).kind == "medium"

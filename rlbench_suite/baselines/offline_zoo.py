@@ -85,6 +85,25 @@ class CommittedRun:
         assert self.result.normalized_score is not None
         return self.result.normalized_score.point
 
+    def stale(self) -> str | None:
+        """Why this seed no longer stands for its entry (the manifest's budget or the
+        dataset's content changed since it trained), or None."""
+        return stale_reason(self.entry, self.run)
+
+
+def stale_reason(entry: OfflineEntry, run: dict) -> str | None:
+    """Why a run record (``run.json``) is not a run of ``entry`` on its dataset as the card
+    has it now, or None: the one rule ``train_offline.py`` and the tests share."""
+    if run.get("budget") != entry.budget:
+        return f"trained {run.get('budget')} gradient steps, the manifest asks {entry.budget}"
+    trained_on = (run.get("dataset") or {}).get("content_sha256")
+    if trained_on != entry.card.content_sha256:
+        return (
+            f"trained on data with content hash {trained_on}, the card's is "
+            f"{entry.card.content_sha256}"
+        )
+    return None
+
 
 def committed(entry: OfflineEntry) -> list[CommittedRun]:
     """The seeds of ``entry`` whose results are committed."""

@@ -94,9 +94,12 @@ def round_robin(
     if card.api == "gymnasium":
         raise ValueError(f"{card.id} is single-agent; a tournament needs a two-player game")
     entries = [s.strip() for s in specs]
-    repeated = [e for e, n in Counter(entries).items() if n > 1]
+    # one player, however written: "random" and "random=random" are both random named random
+    player = {e: (display_name(e), split_label(e)[1]) for e in entries}
+    counts = Counter(player[e] for e in entries)
+    repeated = [e for e in entries if counts[player[e]] > 1]
     if repeated:
-        raise ValueError(f"--policy {repeated[0]!r} is given {entries.count(repeated[0])} "
+        raise ValueError(f"--policy {repeated[0]!r} is given {counts[player[repeated[0]]]} "
                          "times; each player is one entry (to rate a policy beside itself, "
                          "label the copies: A=SPEC, B=SPEC)")  # fmt: skip
     if len(entries) < 2:
