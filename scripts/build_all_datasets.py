@@ -52,10 +52,14 @@ def _load(fresh: bool) -> dict:
     machine = _machine()
     if not fresh and RESULTS.is_file():
         record = json.loads(RESULTS.read_text(encoding="utf-8"))
-        if {k: record["machine"].get(k) for k in ("cpu", "versions")} == {
-            k: machine[k] for k in ("cpu", "versions")
-        }:
+        same = ("cpu", "versions")
+        if all(record["machine"].get(k) == machine[k] for k in same):
             return record
+        console.print(
+            f"{RESULTS} records builds on another CPU or other package versions; "
+            "starting a new record (it is replaced at the first build)",
+            highlight=False,
+        )
     return {"machine": machine, "builds": {}}
 
 
@@ -87,8 +91,8 @@ def report(record: dict) -> Table:
     total = sum(r["seconds"] for r in builds.values())
     matched = sum(r["matched"] for r in builds.values())
     table.caption = (
-        f"{len(builds)} built in {total / 60:.1f} minutes; {matched} gave the "
-        f"card's content hash, {len(builds) - matched} did not"
+        f"the record's {len(builds)} builds took {total / 60:.1f} minutes in all; {matched} "
+        f"gave the card's content hash, {len(builds) - matched} did not"
     )
     return table
 
@@ -106,6 +110,12 @@ def main() -> None:
         return
     cache = args.cache or data_dir() / "build-all"
     cards = [c for i, c in sorted(dataset_cards().items()) if not args.only or args.only in i]
+    if not cards:
+        raise SystemExit(f"no dataset card's id contains {args.only!r}")
+    recorded = [c.id for c in cards if c.id in record["builds"]]
+    if recorded:
+        console.print(f"{len(recorded)} of the {len(cards)} cards are recorded already "
+                      f"(skipped; --fresh builds them again)", highlight=False)  # fmt: skip
     for card in cards:
         if card.id in record["builds"] or not card.built:
             continue

@@ -25,6 +25,7 @@ import argparse
 import json
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 
 from rlbench_suite.baselines.offline_zoo import (
@@ -97,18 +98,26 @@ def main() -> None:
         page.write_text(replace_report(text, report_markdown(offline_entries())), encoding="utf-8")
         print(f"wrote the offline baselines' table into {page}")
         return
+    if not entries:
+        raise SystemExit(f"no entry of the manifest has a dataset id containing {args.only!r}")
     order = [(entry, seed, _state(entry, seed)) for entry, seed in _order(entries)]
     missing = sorted({e.dataset for e, _, state in order if state != "done"
                       and not dataset_folder(e.card).is_dir()})  # fmt: skip
-    if missing and not args.list:
-        raise SystemExit(f"{len(missing)} datasets to train on are not in the cache "
-                         f"({cache_root()}): run\n  rlbench datasets "
-                         f"download {' '.join(missing)} --build")  # fmt: skip
-    for entry, seed, state in order:
-        if args.list:
+    fetch = (f"{len(missing)} dataset{'s' * (len(missing) != 1)} to train on not in the "
+             f"cache ({cache_root()}): "
+             f"run\n  rlbench datasets download {' '.join(missing)} --build")  # fmt: skip
+    if args.list:
+        for entry, seed, state in order:
             print(f"{state.split(' ')[0]:5} {entry.dataset} {entry.algo} seed {seed} "
                   f"({entry.budget} gradient steps){state[5:]}")  # fmt: skip
-            continue
+        counts = Counter(state.split(" ")[0] for _, _, state in order)
+        print(", ".join(f"{counts[k]} {k}" for k in ("done", "stale", "todo")) + " seeds")
+        if missing:
+            print(fetch)
+        return
+    if missing:
+        raise SystemExit(fetch)
+    for entry, seed, state in order:
         if state == "done":
             continue
         started = time.perf_counter()

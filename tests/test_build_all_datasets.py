@@ -4,6 +4,7 @@ hash compared, the record resumable (a small card here; the whole set is a maint
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -31,7 +32,11 @@ def test_builds_a_card_into_the_scratch_cache_records_it_and_skips_it_next_time(
     card = get_dataset_card(SMALL)
     assert row["matched"] and (row["episodes"], row["steps"]) == (card.source.episodes, card.steps)
     assert row["bytes"] == sum(f.size for f in card.files) and row["seconds"] > 0
-    assert (cache / "rlbench" / "CartPole-random-v0" / "data" / "main_data.hdf5").is_file()
+    folder = cache / "rlbench" / "CartPole-random-v0"
+    assert (folder / "data" / "main_data.hdf5").is_file()
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert folder.stat().st_mode & 0o777 == 0o777 & ~mask  # readable by a server as others
     assert record["machine"]["versions"]["gymnasium"]
 
     def no_build(*args, **kwargs):

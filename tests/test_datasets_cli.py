@@ -70,6 +70,13 @@ def test_unknown_ids_suggest_and_offline_mode_uses_only_the_cache(cache):
     assert result.exit_code == 2
     assert "--offline forbids downloading" in result.output and "missing" in result.output
     assert not dataset_folder(get_dataset_card(DATASET), cache).exists()
+    result = CliRunner().invoke(app, ["datasets", "download", DATASET, "--offline", "--remote",
+                                      str(cache / "mirror")])  # fmt: skip
+    assert result.exit_code == 2 and "--offline uses no remote" in result.output
+    result = run("datasets", "download", DATASET, "--offline", "--build")  # no network needed
+    assert result.exit_code == 0, result.output
+    assert "building from source (--offline: no remote tried)" in result.output
+    assert run("datasets", "verify", DATASET).exit_code == 0
 
 
 def test_download_build_falls_back_to_building_from_source(cache):
@@ -100,11 +107,15 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
     assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
     assert env.get_normalized_score(card.reference.random.value) == pytest.approx(0.0)
     assert env.get_normalized_score(np.array([card.reference.random.value])) == pytest.approx([0])
+    assert (env.ref_min_score, env.get_wrapper_attr("ref_max_score")) == (
+        card.reference.random.value, card.reference.expert.value)  # D4RL's attributes
     obs, _ = env.reset(seed=1)
     assert env.observation_space.contains(obs)
     env.close()
     dataset = load(DATASET)
     assert dataset.num_episodes == card.episodes
+    assert repr(dataset) == f"OfflineDataset({DATASET!r}, episodes={card.episodes}, " \
+                            f"steps={card.steps})"  # fmt: skip
     assert float(dataset.episode_returns().mean()) == pytest.approx(card.mean_return)
     online = recover_environment(DATASET)
     assert online.spec.id == card.env_id
@@ -224,6 +235,23 @@ def test_download_goes_on_past_a_failure_and_lists_it(cache):
     assert result.exit_code == 1
     assert result.output.count("no remote delivered") == 2
     assert f"failed: {DATASET}, rlbench/CartPole-expert-v0" in result.output
+
+
+def test_serve_and_download_refuse_out_of_range_options_and_a_taken_port(cache):
+    import socket
+
+    for args, option in ((("serve", str(cache), "--port", "99999"), "'--port'"),
+                         (("download", DATASET, "--timeout", "-1"), "'--timeout'")):  # fmt: skip
+        result = CliRunner().invoke(app, ["datasets", *args])
+        assert result.exit_code == 2 and option in result.output, result.output
+    cache.mkdir(parents=True)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["datasets", "serve", str(cache), "--port", str(port)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
 
 
 def test_publish_failures_are_one_line(cache, monkeypatch):

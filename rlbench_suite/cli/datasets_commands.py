@@ -321,12 +321,16 @@ def download_command(
         list[str] | None, typer.Option(help="Try these remotes first (repeatable).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(help="Seconds without an answer before a remote is given up.")
+        float | None,
+        typer.Option(min=0.001, help="Seconds without an answer before a remote is given up."),
     ] = None,
     cache: CacheOption = None,
 ) -> None:
     """Download datasets into the cache: resumed, verified, falling back across remotes.
     Goes on past a dataset that fails and exits 1 at the end, listing the failures."""
+    if offline and remote:
+        raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
+                                 param_hint="'--remote'")  # fmt: skip
     cards = [_card(i) for i in dataset_ids]
     failed: list[str] = []
     code = 1
@@ -356,11 +360,17 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
 
     if offline:
         problems = verify(card, cache, content=False) if card.built else ["not built"]
-        if problems:
+        if problems and not build:
             why = "; ".join(map(str, problems))
             raise fail(f"{card.id} is not complete in the cache "
-                       f"({dataset_folder(card, cache)}) and --offline forbids downloading: "
-                       f"{why}")
+                       f"({dataset_folder(card, cache)}) and --offline forbids downloading "
+                       f"(--build builds it from source): {why}")  # fmt: skip
+        if problems:  # --offline --build: no remote is tried, the source is local
+            errors.print(f"{card.id}: not complete in the cache; building from source (--offline: "
+                         "no remote tried)", soft_wrap=True, highlight=False)  # fmt: skip
+            folder = _build_verified(card, cache)
+            console.print(f"{card.id}: verified, in {folder}", soft_wrap=True, highlight=False)
+            return
         console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
                       highlight=False)  # fmt: skip
         return
@@ -435,15 +445,17 @@ def publish_command(
 def serve_command(
     folder: Path,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0: any free one).")] = 8765,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,
 ) -> None:
     """Serve a folder over HTTP with Range requests: a mirror for `download --remote URL`."""
     from rlbench_suite.datasets.server import DatasetServer
 
     try:
         server = DatasetServer(folder, host, port, verbose=True)
-    except (FileNotFoundError, OSError) as exc:
+    except FileNotFoundError as exc:
         raise fail(exc) from None
+    except OSError as exc:  # the address is taken or not this machine's
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     console.print(f"serving {folder} at {server.url} (Ctrl-C stops)", soft_wrap=True,
                   highlight=False)  # fmt: skip
     try:

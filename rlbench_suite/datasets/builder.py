@@ -253,6 +253,7 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
     ``out`` is left as it was and the staging folder is removed."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging.chmod(0o777 & ~_umask())  # mkdtemp's 0700 would keep a served cache private
     try:
         replay = None
         if card.source.training is not None:
@@ -342,6 +343,13 @@ def _env_description(env_id: str) -> tuple[Any, str | None, tuple[gym.Space, gym
     except (TypeError, ValueError):
         spec_json = None
     return env, spec_json, (env.observation_space, env.action_space)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _replace_folder(new: Path, out: Path) -> None:

@@ -64,8 +64,8 @@ class OfflineDataset:
         if content_sha256 is not None and content_hash(episodes) != content_sha256:
             raise DatasetFileError(
                 f"{self.path}: the data does not match the card's content hash {content_sha256} "
-                "(the file is corrupt); run `rlbench datasets verify` and download or build it "
-                "again"
+                f"(the file is corrupt); `rlbench datasets download {self.id or 'ID'} --build` "
+                "replaces it"
             )
         lengths = np.array([len(e) for e in episodes], dtype=np.int64)
         self.lengths = lengths
@@ -93,6 +93,10 @@ class OfflineDataset:
 
     def __len__(self) -> int:
         return self.num_episodes
+
+    def __repr__(self) -> str:
+        name = self.id if self.id is not None else str(self.path)
+        return f"OfflineDataset({name!r}, episodes={self.num_episodes}, steps={self.num_steps})"
 
     def episode(self, index: int) -> EpisodeView:
         """Episode ``index`` (negative indices count from the end)."""

@@ -106,6 +106,16 @@ class OfflineEnv(VersionedWrapper, gym.Wrapper):
     def dataset_id(self) -> str:
         return self.dataset_card.id
 
+    @property
+    def ref_min_score(self) -> float:
+        """The random reference return (D4RL's attribute of the same name)."""
+        return self.dataset_card.reference.random.value
+
+    @property
+    def ref_max_score(self) -> float:
+        """The expert reference return (D4RL's attribute of the same name)."""
+        return self.dataset_card.reference.expert.value
+
     def get_dataset(self, download: bool = False) -> dict[str, Any]:
         """D4RL's dict of the dataset (see :meth:`OfflineDataset.get_dataset`)."""
         return load(self.dataset_card, download=download, root=self._root).get_dataset()

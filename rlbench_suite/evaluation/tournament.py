@@ -103,7 +103,8 @@ def round_robin(
                          "times; each player is one entry (to rate a policy beside itself, "
                          "label the copies: A=SPEC, B=SPEC)")  # fmt: skip
     if len(entries) < 2:
-        raise ValueError("a tournament needs at least two different --policy specs")
+        raise ValueError("a tournament needs at least two players: give --policy twice or more "
+                         "(the same spec twice as two labelled copies, A=SPEC and B=SPEC)")
     names = display_names(entries)
     spec_of = {entry: split_label(entry)[1] for entry in entries}
     env = make_multiagent(card.id, "aec")
