@@ -21,6 +21,20 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ZOO_RESULTS = sorted(REPO.glob("baselines/results/**/result.json"))
+"""Every committed result: the zoo's and the offline baselines' (on offline ids)."""
+CARTPOLE_ZOO_RESULT = next(p for p in ZOO_RESULTS if "/results/CartPole-v1/" in p.as_posix())
+"""A zoo result on the online CartPole-v1 (its card's protocol: 50 episodes)."""
+
+
+def list_all_results(client, **params) -> list[dict]:
+    """Every row of ``GET /api/results`` with ``params``, page by page (at most 500 a page)."""
+    rows: list[dict] = []
+    while True:
+        page = client.get("/api/results", params={**params, "limit": 500, "offset": len(rows)})
+        assert page.status_code == 200, page.text
+        rows += page.json()
+        if len(rows) >= int(page.headers["x-total-count"]):
+            return rows
 
 
 def _pg_bin() -> Path | None:

@@ -188,6 +188,17 @@ def test_verify_checks_only_cached_datasets_and_says_not_cached(cache):
     assert result.exit_code == 1 and "not cached" in result.output
 
 
+def test_load_names_the_missing_file_of_a_partly_cached_dataset(cache):
+    from rlbench_suite.core.dataset_cards import METADATA_FILE
+
+    assert run("datasets", "build", DATASET).exit_code == 0
+    metadata = dataset_folder(get_dataset_card(DATASET), cache) / METADATA_FILE
+    metadata.unlink()
+    with pytest.raises(DatasetFileError, match="only partly in the cache") as info:
+        gym.make(DATASET).get_dataset()
+    assert str(metadata) in str(info.value) and f"download {DATASET} --build" in str(info.value)
+
+
 def test_load_names_a_truncated_file_and_the_command_to_fix_it(cache):
     card = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0

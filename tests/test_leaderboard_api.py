@@ -13,7 +13,7 @@ from sqlalchemy import func, select, text
 
 from rlbench_suite.leaderboard import views
 from rlbench_suite.leaderboard.models import PolicyArtifact, Result, VerificationJob
-from tests.leaderboard_support import ZOO_RESULTS, make_onnx
+from tests.leaderboard_support import ZOO_RESULTS, list_all_results, make_onnx
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -375,13 +375,12 @@ def test_read_endpoints(app_client):
     assert len(last.json()) == 1 and 'rel="next"' not in last.headers["link"]
     assert "offset=2" in last.headers["link"] and 'rel="prev"' in last.headers["link"]
     # budget classes (this one and the smaller ones) and the protocol hash filter results
-    budgets = {r["id"]: r["training_budget_steps"] for r in client.get(
-        "/api/results", params={"limit": 500}).json()}  # fmt: skip
-    small = client.get("/api/results", params={"budget": "100k", "limit": 500}).json()
+    budgets = {r["id"]: r["training_budget_steps"] for r in list_all_results(client)}
+    assert len(budgets) == len(ZOO_RESULTS)
+    small = list_all_results(client, budget="100k")
     assert {r["id"] for r in small} == {i for i, b in budgets.items() if b and b <= 105_000}
     assert 0 < len(small) < len(budgets)
-    assert len(client.get("/api/results", params={"budget": "unlimited", "limit": 500}).json()
-               ) == len(budgets)  # fmt: skip
+    assert len(list_all_results(client, budget="unlimited")) == len(budgets)
     bad = client.get("/api/results", params={"budget": "10k"})
     assert bad.status_code == 422 and "accepted: 100k, 1M, unlimited" in bad.text
     pendulum = envs["rlbench/Pendulum-v1"]["protocol_hash"]

@@ -21,7 +21,12 @@ from rlbench_suite.leaderboard.tokens import (
     list_tokens,
     revoke_token,
 )
-from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
+from tests.leaderboard_support import (
+    CARTPOLE_ZOO_RESULT,
+    ZOO_ENVS,
+    ZOO_RESULTS,
+    leaderboard_cards,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -153,7 +158,7 @@ def rehash(data: dict, **changes) -> None:
     ],
 )
 def test_results_that_do_not_match_their_card_are_refused(factory, change, message):
-    data = json.loads(next(p for p in ZOO_RESULTS if "CartPole" in str(p)).read_text())
+    data = json.loads(CARTPOLE_ZOO_RESULT.read_text())
     change(data)
     with factory.begin() as session, pytest.raises(RefusedResult, match=message):
         accept_result(session, data)
@@ -163,7 +168,7 @@ def test_a_result_under_another_protocol_is_refused_saying_what_differs(factory)
     from rlbench_suite.core.protocol import EvalProtocol
     from rlbench_suite.core.result import Result
 
-    data = json.loads(next(p for p in ZOO_RESULTS if "CartPole" in str(p)).read_text())
+    data = json.loads(CARTPOLE_ZOO_RESULT.read_text())
     doc = Result.model_validate(data)
     short = EvalProtocol(
         **{**doc.protocol.model_dump(), "episodes": 10, "seeds": doc.protocol.seeds[:10]}

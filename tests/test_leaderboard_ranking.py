@@ -23,7 +23,7 @@ from rlbench_suite.leaderboard.models import Environment, Suite
 from rlbench_suite.leaderboard.queries import env_runs, suite_runs
 from rlbench_suite.leaderboard.ranking import Run
 from rlbench_suite.leaderboard.store import method_named, store_result
-from tests.leaderboard_support import ZOO_RESULTS
+from tests.leaderboard_support import CARTPOLE_ZOO_RESULT, ZOO_RESULTS
 
 
 def estimate(low: float, high: float) -> Estimate:
@@ -125,7 +125,7 @@ def env_runs_of(factory, env_id: str) -> list[Run]:
 def test_only_results_of_one_protocol_are_ranked_together(seeded):
     from rlbench_suite.core.protocol import EvalProtocol
 
-    path = next(p for p in ZOO_RESULTS if "CartPole" in str(p))
+    path = CARTPOLE_ZOO_RESULT
     doc = ResultDoc.model_validate_json(path.read_text())
     other = EvalProtocol(**{**doc.protocol.model_dump(), "deterministic": False})
     moved = doc.model_copy(update={"protocol": other, "protocol_hash": other.hash})

@@ -84,7 +84,8 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
         )
     if used[0] not in TRAINING_SEEDS or used[-1] not in TRAINING_SEEDS:
         raise TrainError(
-            f"--seed {seed} with {n_envs} envs uses seeds {used[0]}..{used[-1]}, outside the "
+            f"--seed {seed} with {n_envs} env{'s' * (n_envs != 1)} uses seeds "
+            f"{used[0]}..{used[-1]}, outside the "
             f"training seeds {TRAINING_SEEDS.start}..{TRAINING_SEEDS.stop - 1} "
             "(rlbench_suite.core.seeds)"
         )

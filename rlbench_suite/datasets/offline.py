@@ -45,11 +45,16 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
         why = adopt_same_content(card, root) if (folder / DATA_FILE).is_file() else "missing"
     if why is not None:
         if not download:
-            for file in expected_files(card, root):  # a file there but cut short: name it
+            files = expected_files(card, root)
+            for file in files:  # a file there but cut short: name it
                 problem = check_file(folder / file.path, file.size, file.sha256)
                 if problem is not None and problem != "missing":
                     detail = f" ({why})" if file.path == DATA_FILE and why != problem else ""
                     raise DatasetFileError(f"{folder / file.path}: {problem}{detail}; {fix}")
+            gone = [f.path for f in files if not (folder / f.path).is_file()]
+            if len(gone) < len(files):  # partly there: name what is missing
+                raise DatasetFileError(f"{folder / gone[0]}: missing (the dataset is only partly "
+                                       f"in the cache); {fix}")  # fmt: skip
             fetch_hint = " or load(..., download=True)" if card.remotes else ""
             raise FileNotFoundError(
                 f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
