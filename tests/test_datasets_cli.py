@@ -283,6 +283,19 @@ def test_publish_failures_are_one_line(cache, monkeypatch):
     assert "AWS_ACCESS_KEY_ID" in lines[0]
 
 
+def test_publish_of_a_corrupt_cached_copy_names_the_file_and_the_fix(cache, tmp_path):
+    card = get_dataset_card(DATASET)
+    assert run("datasets", "build", DATASET).exit_code == 0
+    data = dataset_folder(card, cache) / card.files[0].path
+    data.write_bytes(data.read_bytes()[:-10])  # truncated
+    result = run("datasets", "publish", DATASET, "--to", str(tmp_path / "mirror"))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert data.name in text and "truncated" in text and "nothing was published" in text
+    assert f"rlbench datasets download {DATASET} --build" in text
+    assert not (tmp_path / "mirror").exists() or not any((tmp_path / "mirror").rglob("*.*"))
+
+
 def test_delete_removes_the_lock_file(cache):
     card = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0

@@ -320,7 +320,10 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
     for file in card.files:
         problem = check_file(folder / file.path, file.size, file.sha256)
         if problem is not None:
-            raise ValueError(f"{folder / file.path}: {problem}; download or build it first")
+            fix = ("download or build it first" if problem == "missing" else
+                   f"nothing was published; replace it with `rlbench datasets download {card.id} "
+                   "--build`")  # fmt: skip
+            raise ValueError(f"{folder / file.path}: {problem}; {fix}")
     written = []
     for file in card.files:
         url = file_url(to, card, file)
