@@ -22,9 +22,12 @@ over every dataset given.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -42,68 +45,110 @@ def _load() -> list[dict]:
     return json.loads(RESULTS.read_text(encoding="utf-8"))["trials"]
 
 
-def _save(trials: list[dict]) -> None:
+def _record(row: dict) -> None:
+    """Add ``row`` to the JSON, re-read under a file lock so that sweeps running side by side
+    keep each other's trials."""
+    from filelock import FileLock
+
     from rlbench_suite.core.provenance import cpu_platform
 
-    record = {"what": __doc__.split("\n\n")[0].strip(), "cpu": cpu_platform(), "trials": trials}
-    tmp = RESULTS.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(RESULTS)
+    with FileLock(str(RESULTS.with_name(f".{RESULTS.name}.lock"))):
+        trials = [t for t in _load() if tuple(t[k] for k in KEYS) != tuple(row[k] for k in KEYS)]
+        record = {"what": __doc__.split("\n\n")[0].strip(), "cpu": cpu_platform(),
+                  "trials": [*trials, row]}  # fmt: skip
+        tmp = RESULTS.with_suffix(f".json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(RESULTS)
 
 
-def trial(dataset_id: str, algo_name: str, param: str, value: float, seed: int, budget: int,
-          episodes: int) -> dict:  # fmt: skip
-    """Train one trial and evaluate it: its row of the JSON."""
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """One dataset of a sweep, checked before any trial trains."""
+
+    card: Any
+    algo: Any
+    params: Any
+    module: Any
+    observation_space: Any
+    action_space: Any
+
+
+def setup(dataset_id: str, algo_name: str, param: str, values: list[float]) -> Setup:
+    """Check that ``algo_name`` trains on ``dataset_id`` (cached) with an entry, and that
+    ``param`` and each value are accepted by its Config; a ValueError or LookupError saying
+    what is wrong otherwise (nothing has trained yet)."""
+    import difflib
     import importlib
 
-    import torch
-
     from rlbench_suite.baselines.algorithms import get_algorithm
-    from rlbench_suite.baselines.curves import CurveEvaluator
     from rlbench_suite.baselines.hyperparams import load_hyperparams, native_config
-    from rlbench_suite.baselines.offline.common import Transitions, data_spec
-    from rlbench_suite.baselines.offline_run import OfflineModel
-    from rlbench_suite.baselines.tune import TRIAL_EVAL_FIRST_SEED
+    from rlbench_suite.baselines.offline_run import offline_algorithm, offline_settings
+    from rlbench_suite.baselines.training_envs import TrainError
     from rlbench_suite.core.dataset_cards import get_dataset_card
-    from rlbench_suite.datasets.offline import load
+    from rlbench_suite.datasets.cache import is_cached
 
     card = get_dataset_card(dataset_id)
-    algo = get_algorithm(algo_name)
+    algo, observation_space, action_space = offline_algorithm(get_algorithm(algo_name), card.id)
     params = load_hyperparams(algo, [card.id, card.env_id])
     module = importlib.import_module(algo.package)
-    settings = {**params.algo_kwargs, param: value}
-    cfg = native_config(module.Config, params, settings)
-    evaluator = CurveEvaluator(card.id, episodes, first_seed=TRIAL_EVAL_FIRST_SEED)
-    dataset = load(card)
-    spec = data_spec(dataset, evaluator.env.observation_space, evaluator.env.action_space,
-                     cfg.normalize)  # fmt: skip
-    torch.manual_seed(seed)
-    data = Transitions(dataset, spec, seed)
-    agent = module.Agent(spec, cfg, budget)
+    fields = [f.name for f in dataclasses.fields(module.Config)]
+    if param not in fields:
+        close = difflib.get_close_matches(param, fields, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"--param {param!r} is not a hyperparameter of {algo.package}.Config; "
+                         f"{hint}it has {', '.join(fields)}")  # fmt: skip
+    for value in values:
+        native_config(module.Config, params, {**offline_settings(params), param: value},
+                      TrainError)  # fmt: skip
+    if not is_cached(card):
+        raise FileNotFoundError(f"{card.id} is not in the cache; run `rlbench datasets download "
+                                f"{card.id} --build` first")  # fmt: skip
+    return Setup(card, algo, params, module, observation_space, action_space)
+
+
+def trial(s: Setup, param: str, value: float, seed: int, budget: int, episodes: int) -> dict:
+    """Train one trial (the trainer's model, one setting changed) and evaluate it: its row."""
+    from rlbench_suite.baselines.curves import CurveEvaluator
+    from rlbench_suite.baselines.hyperparams import native_config
+    from rlbench_suite.baselines.offline_run import build_model, offline_settings
+    from rlbench_suite.baselines.training_envs import TrainError
+    from rlbench_suite.baselines.tune import TRIAL_EVAL_FIRST_SEED
+
+    cfg = native_config(s.module.Config, s.params, {**offline_settings(s.params), param: value},
+                        TrainError)  # fmt: skip
+    model = build_model(s.module, cfg, s.card, s.observation_space, s.action_space, seed, budget)
     start = time.perf_counter()
-    while agent.step < budget:
-        agent.update(data.sample(cfg.batch_size))
-    row = evaluator(OfflineModel(agent, data, spec, cfg, module), time.perf_counter() - start)
-    evaluator.close()
+    while model.agent.step < budget:
+        model.agent.update(model.data.sample(cfg.batch_size))
+    evaluator = CurveEvaluator(s.card.id, episodes, first_seed=TRIAL_EVAL_FIRST_SEED)
+    try:
+        row = evaluator(model, time.perf_counter() - start)
+    finally:
+        evaluator.close()
     return {
-        "dataset": card.id, "algo": algo.name, "param": param, "value": value, "seed": seed,
-        "budget": budget, "episodes": episodes, "entry": params.env_id,
+        "dataset": s.card.id, "algo": s.algo.name, "param": param, "value": value, "seed": seed,
+        "budget": budget, "episodes": episodes, "entry": s.params.env_id,
         "eval_seeds": evaluator.seeds, "mean_return": row["mean_return"],
         "normalized_score": row["normalized_score"], "wall_time_s": row["wall_time_s"],
     }  # fmt: skip
 
 
-def report(trials: list[dict]) -> None:
-    """One table per (algorithm, parameter, budget): each value's mean normalized score per
-    dataset and over all, the best marked."""
+def report(trials: list[dict], only: tuple | None = None) -> None:
+    """One table per (algorithm, parameter, budget, episodes), or only the group ``only``:
+    each value's mean normalized score per dataset (trials in brackets) and over all, the best
+    marked."""
     groups: dict[tuple, list[dict]] = {}
     for t in trials:
-        groups.setdefault((t["algo"], t["param"], t["budget"]), []).append(t)
-    for (algo, param, budget), rows in groups.items():
+        groups.setdefault((t["algo"], t["param"], t["budget"], t["episodes"]), []).append(t)
+    for key, rows in groups.items():
+        if only is not None and key != only:
+            continue
+        algo, param, budget, episodes = key
         datasets = sorted({r["dataset"] for r in rows})
         values = sorted({r["value"] for r in rows}, reverse=True)
-        table = Table(title=f"{algo} {param}, {budget} gradient steps: mean normalized score "
-                            "(tuning seeds)")  # fmt: skip
+        plural = "" if episodes == 1 else "s"
+        table = Table(title=f"{algo} {param}, {budget} gradient steps, {episodes} episode{plural} "
+                            "a trial: mean normalized score (tuning seeds)")  # fmt: skip
         for column in (param, *datasets, "all"):
             table.add_column(column, justify="right")
         overall = {v: float(np.mean([r["normalized_score"] for r in rows if r["value"] == v]))
@@ -115,50 +160,71 @@ def report(trials: list[dict]) -> None:
                 scores = [r["normalized_score"] for r in rows if r["value"] == v
                           and r["dataset"] == d]  # fmt: skip
                 cells.append(f"{np.mean(scores):.1f} ({len(scores)})" if scores else "-")
-            mark = " best" if v == best else ""
+            mark = " best" if v == best and len(values) > 1 else ""
             table.add_row(f"{v:g}", *cells, f"{overall[v]:.1f}{mark}")
         console.print(table)
 
 
+def _count(low: int, high: int):
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not in {low}..{high}")
+        return value
+
+    return parse
+
+
 def main() -> None:
+    from rlbench_suite.baselines.tune import TRIAL_EVAL_FIRST_SEED, TRIAL_TRAIN_SEED
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="*", help="offline ids (rlbench/<Env>-<kind>-vN)")
     parser.add_argument("--algo", help="an offline algorithm: bc, td3bc, iql, cql")
     parser.add_argument("--param", help="the Config field to vary (e.g. alpha)")
     parser.add_argument("--values", nargs="+", type=float, help="its values")
-    parser.add_argument("--seeds", type=int, default=2, help="trials per value and dataset")
-    parser.add_argument("--budget", type=int, default=5000, help="gradient steps a trial")
-    parser.add_argument("--episodes", type=int, default=5, help="evaluation episodes a trial")
+    parser.add_argument("--seeds", type=_count(1, 1000), default=2,
+                        help="trials per value and dataset (1..1000)")  # fmt: skip
+    parser.add_argument("--budget", type=_count(1, 10**8), default=5000,
+                        help="gradient steps a trial")  # fmt: skip
+    parser.add_argument("--episodes", type=_count(1, 1000), default=5,
+                        help="evaluation episodes a trial")  # fmt: skip
     parser.add_argument("--report", action="store_true", help="print the tables and stop")
     args = parser.parse_args()
-    trials = _load()
     if args.report:
-        report(trials)
+        report(_load())
         return
     if not (args.datasets and args.algo and args.param and args.values):
         parser.error("give datasets, --algo, --param and --values (or --report)")
-    from rlbench_suite.baselines.tune import TRIAL_TRAIN_SEED
-
-    todo = [(d, v, TRIAL_TRAIN_SEED + k) for d in args.datasets for v in args.values
-            for k in range(args.seeds)]  # fmt: skip
-    done = {tuple(t[k] for k in KEYS) for t in trials}
-    todo = [(d, v, s) for d, v, s in todo if (d, args.algo, args.param, v, s, args.budget,
-                                              args.episodes) not in done]  # fmt: skip
+    assert TRIAL_TRAIN_SEED + args.seeds <= TRIAL_EVAL_FIRST_SEED
+    try:  # every dataset checked before anything trains
+        setups = {d: setup(d, args.algo, args.param, args.values) for d in args.datasets}
+    except (ValueError, LookupError, OSError) as exc:
+        parser.error(" ".join(str(exc).split()))
+    algo = next(iter(setups.values())).algo.name
+    group = (algo, args.param, args.budget, args.episodes)
+    done = {tuple(t[k] for k in KEYS) for t in _load()}
+    todo = []
+    for dataset_id in args.datasets:
+        for value in args.values:
+            for seed in range(TRIAL_TRAIN_SEED, TRIAL_TRAIN_SEED + args.seeds):
+                key = (setups[dataset_id].card.id, algo, args.param, value, seed, args.budget,
+                       args.episodes)  # fmt: skip
+                if key not in done:
+                    todo.append((dataset_id, value, seed))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task(f"{args.algo} {args.param}", total=len(todo))
+        task = progress.add_task(f"{algo} {args.param}", total=len(todo))
         for dataset_id, value, seed in todo:
             progress.update(task, description=f"{dataset_id} {args.param}={value:g} seed {seed}")
-            row = trial(dataset_id, args.algo, args.param, value, seed, args.budget,
-                        args.episodes)  # fmt: skip
-            trials.append(row)
-            _save(trials)
-            progress.console.print(f"{dataset_id} {args.algo} {args.param}={value:g} seed {seed}: "
+            row = trial(setups[dataset_id], args.param, value, seed, args.budget, args.episodes)
+            _record(row)
+            progress.console.print(f"{row['dataset']} {algo} {args.param}={value:g} seed {seed}: "
                                    f"normalized score {row['normalized_score']:.1f} "
-                                   f"({row['wall_time_s']:.0f} s)")  # fmt: skip
+                                   f"({row['wall_time_s']:.0f} s)", soft_wrap=True)  # fmt: skip
             progress.advance(task)
-    report(trials)
+    report(_load(), only=group)
 
 
 if __name__ == "__main__":

@@ -13,10 +13,10 @@ repository: ``baselines/policies/<Env>-<kind>-vN/<algo>/seed-<S>/policy.onnx`` (
 ``result.json``: the harness's evaluation of the committed policy on the offline id (the
 dataset's normalization), named ``baseline:<Env>-<kind>-vN/<algo>/seed-<S>``. A collected
 seed is skipped, so the script can be stopped and started again at any time; one committed
-for another budget or other data than the manifest and card now have is stale and trains
-again (``--list`` says why). The manifest's consecutive entries of one env form a block whose
-seeds go round-robin (every entry of the block trains its first seed before any trains its
-second).
+for another budget, other data or other hyperparameters than the manifest, the card and the
+entry now have is stale and trains again (``--list`` says why). The manifest's consecutive
+entries of one env form a block whose seeds go round-robin (every entry of the block trains
+its first seed before any trains its second).
 """
 
 from __future__ import annotations
@@ -128,8 +128,9 @@ def main() -> None:
 
 
 def _state(entry: OfflineEntry, seed: int) -> str:
-    """``done``, ``todo``, or ``stale (why)``: committed for a budget or data the manifest
-    and card no longer have, so it trains again (and replaces the committed files)."""
+    """``done``, ``todo``, or ``stale (why)``: committed for a budget, data or hyperparameters
+    the manifest, card and entry no longer have (``offline_zoo.stale_reason``), so it trains
+    again (and replaces the committed files)."""
     folder = result_folder(entry.dataset, entry.algo, seed)
     if not (folder / "result.json").is_file():
         return "todo"

@@ -99,6 +99,8 @@ def test_a_seed_trained_for_another_budget_or_other_data_is_stale_and_trains_aga
                                             _env(entry.dataset)]).algo_kwargs.items()))  # fmt: skip
     tuned = {**run, "hyperparams": {**run["hyperparams"], key: f"not {value}"}}
     assert f"trained with {key} 'not {value}'" in stale_reason(entry, tuned)
+    raw = {**run, "hyperparams": {**run["hyperparams"], "normalize": False}}
+    assert "trained with normalize False" in stale_reason(entry, raw)  # the data's, not SB3's
 
     script = load_script("train_offline")
     assert script._state(entry, runs[0].seed) == "done"

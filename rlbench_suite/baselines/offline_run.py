@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from rlbench_suite.baselines import checkpoints
-from rlbench_suite.baselines.algorithms import Algorithm, check_action_space
+from rlbench_suite.baselines.algorithms import ALGORITHMS, Algorithm, check_action_space
 from rlbench_suite.baselines.budget import Granularity
-from rlbench_suite.baselines.hyperparams import native_config
+from rlbench_suite.baselines.hyperparams import Hyperparams, native_config
 from rlbench_suite.baselines.sb3_run import Run
 from rlbench_suite.baselines.training_envs import TrainError
 from rlbench_suite.core.offline_cards import dataset_of
@@ -85,21 +85,69 @@ class OfflineModel:
         return _NoEnv()
 
 
+def offline_algorithm(algo: Algorithm, offline_id: str) -> tuple[Algorithm, Any, Any]:
+    """``algo`` as it trains on ``offline_id`` (``cql`` on Discrete actions: discrete CQL), with
+    the id's observation and action spaces; a :class:`TrainError` for an algorithm that cannot
+    act there."""
+    import gymnasium as gym
+
+    if not algo.offline:
+        offline = ", ".join(name for name, a in ALGORITHMS.items() if a.offline)
+        raise TrainError(f"{algo.name} is an online algorithm; an offline id takes one of "
+                         f"{offline}")  # fmt: skip
+    env = gym.make(offline_id)
+    observation_space, action_space = env.observation_space, env.action_space
+    env.close()
+    try:
+        check_action_space(algo, offline_id, action_space)
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
+    if algo.discrete_package and isinstance(action_space, gym.spaces.Discrete):
+        algo = dataclasses.replace(algo, package=algo.discrete_package)
+    return algo, observation_space, action_space
+
+
+def offline_settings(params: Hyperparams) -> dict[str, Any]:
+    """What an offline algorithm's ``Config`` takes from an entry: its own keys, and
+    ``normalize`` (the data's observation standardization: true or false)."""
+    normalize = params.entry.normalize
+    if not isinstance(normalize, bool):
+        raise TrainError(f"{params.path}: {params.env_id}: normalize is true or false for an "
+                         f"offline algorithm (the data's observation standardization), not "
+                         f"{normalize!r}")  # fmt: skip
+    return {**params.algo_kwargs, "normalize": normalize}
+
+
+def build_model(module: Any, cfg: Any, dataset_card: Any, observation_space: Any,
+                action_space: Any, seed: int, budget: int) -> OfflineModel:  # fmt: skip
+    """A fresh agent of ``module`` with ``cfg`` on ``dataset_card``'s data (from the cache),
+    torch and the minibatch sampler seeded with ``seed``."""
+    import torch
+
+    from rlbench_suite.baselines.offline.common import OfflineDataError, Transitions, data_spec
+    from rlbench_suite.datasets.offline import load
+
+    try:
+        dataset = load(dataset_card)
+    except FileNotFoundError as exc:
+        raise TrainError(str(exc)) from None
+    try:
+        spec = data_spec(dataset, observation_space, action_space, cfg.normalize)
+    except OfflineDataError as exc:
+        raise TrainError(f"{dataset_card.id}: {exc}") from None
+    torch.manual_seed(seed)
+    data = Transitions(dataset, spec, seed)
+    if getattr(cfg, "frac", 1.0) < 1.0:
+        data.keep_best_episodes(cfg.frac)
+    agent = module.Agent(spec, cfg, budget)
+    return OfflineModel(agent, data, spec, cfg, module)
+
+
 class OfflineRun(Run):
     """A run of an offline algorithm (module docstring)."""
 
     def algorithm_for(self, algo: Algorithm) -> Algorithm:
-        import gymnasium as gym
-
-        env = gym.make(self.card.id)
-        self.observation_space, self.action_space = env.observation_space, env.action_space
-        env.close()
-        try:
-            check_action_space(algo, self.card.id, self.action_space)
-        except ValueError as exc:
-            raise TrainError(str(exc)) from None
-        if algo.discrete_package and isinstance(self.action_space, gym.spaces.Discrete):
-            return dataclasses.replace(algo, package=algo.discrete_package)
+        algo, self.observation_space, self.action_space = offline_algorithm(algo, self.card.id)
         return algo
 
     def hyperparams_ids(self) -> list[str]:
@@ -126,28 +174,12 @@ class OfflineRun(Run):
         }
 
     def new_model(self) -> OfflineModel:
-        import torch
-
-        from rlbench_suite.baselines.offline.common import OfflineDataError, Transitions, data_spec
-        from rlbench_suite.datasets.offline import load
-
         module = importlib.import_module(self.algo.package)
-        cfg = native_config(module.Config, self.params, self.params.algo_kwargs, TrainError)
+        cfg = native_config(module.Config, self.params, offline_settings(self.params), TrainError)
         dataset_card = dataset_of(self.card)
-        try:
-            dataset = load(dataset_card)  # type: ignore[arg-type]
-        except FileNotFoundError as exc:
-            raise TrainError(str(exc)) from None
-        try:
-            spec = data_spec(dataset, self.observation_space, self.action_space, cfg.normalize)
-        except OfflineDataError as exc:
-            raise TrainError(f"{self.card.id}: {exc}") from None
-        torch.manual_seed(self.config.seed)
-        data = Transitions(dataset, spec, self.config.seed)
-        if getattr(cfg, "frac", 1.0) < 1.0:
-            data.keep_best_episodes(cfg.frac)
-        agent = module.Agent(spec, cfg, self.budget)
-        return OfflineModel(agent, data, spec, cfg, module)
+        assert dataset_card is not None  # card_for refused other cards
+        return build_model(module, cfg, dataset_card, self.observation_space, self.action_space,
+                           self.config.seed, self.budget)  # fmt: skip
 
     def restore(self, checkpoint: Path) -> tuple[OfflineModel, dict[str, Any]]:
         import torch

@@ -97,15 +97,16 @@ def stale_reason(entry: OfflineEntry, run: dict) -> str | None:
     ``train_offline.py`` and the tests share."""
     from rlbench_suite.baselines.algorithms import get_algorithm
     from rlbench_suite.baselines.hyperparams import load_hyperparams
+    from rlbench_suite.baselines.offline_run import offline_settings
 
     if run.get("budget") != entry.budget:
         return f"trained {run.get('budget')} gradient steps, the manifest asks {entry.budget}"
     params = load_hyperparams(get_algorithm(entry.algo), [entry.dataset, entry.card.env_id])
-    recorded = run.get("hyperparams") or {}
-    changed = [k for k, v in params.algo_kwargs.items() if recorded.get(k) != v]
+    recorded, settings = run.get("hyperparams") or {}, offline_settings(params)
+    changed = [k for k, v in settings.items() if recorded.get(k) != v]
     if changed:
         was = ", ".join(f"{k} {recorded.get(k)!r}" for k in changed)
-        now = ", ".join(f"{k} {params.algo_kwargs[k]!r}" for k in changed)
+        now = ", ".join(f"{k} {settings[k]!r}" for k in changed)
         return f"trained with {was}; {params.env_id} in {params.path.name} now has {now}"
     trained_on = (run.get("dataset") or {}).get("content_sha256")
     if trained_on != entry.card.content_sha256:
