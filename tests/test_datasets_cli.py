@@ -62,6 +62,25 @@ def test_build_reproduces_the_committed_card_then_verify_finds_corruption(cache)
     assert not folder.exists()
 
 
+def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):
+    from rlbench_suite.core.dataset_cards import dataset_cards
+    from rlbench_suite.datasets.table import data_score
+
+    assert run("datasets", "build", DATASET).exit_code == 0
+    result = CliRunner().invoke(app, ["datasets", "list"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    cards = dataset_cards()
+    assert f"rlbench-suite datasets ({len(cards)})" in result.output
+    lines = {line.split()[1]: line for line in result.output.splitlines()
+             if line.startswith("│ rlbench/")}  # fmt: skip
+    assert set(lines) == set(cards)
+    for dataset_id, line in lines.items():
+        cells = [c.strip() for c in line.strip("│ ").split("│")]
+        assert cells[-1] == ("yes" if dataset_id == DATASET else "no"), line
+        assert cells[-2] == data_score(cards[dataset_id]), line  # one decimal, as the docs
+    assert "│ 0.0 " in lines["rlbench/Acrobot-random-v0"]  # its data scores 0.0119
+
+
 def test_unknown_ids_suggest_and_offline_mode_uses_only_the_cache(cache):
     result = run("datasets", "info", "rlbench/CartPole-randum-v0")
     assert result.exit_code == 2

@@ -287,3 +287,20 @@ def test_out_of_range_actions_are_clipped_as_the_card_says_and_bad_shapes_refuse
     with pytest.raises(ValueError, match=r"actions must be 12 numbers, shape \(3, 4\)"):
         venv.step(np.zeros((2, 4)))
     venv.close()
+
+
+@pytest.mark.parametrize("env_id", ["rlbench/QuadHover-v0", "rlbench/KukaReach-v0"])
+def test_pybullet_envs_print_no_build_banner(env_id):
+    """``import pybullet`` writes its build time from C to stderr; the suite drops it, so a
+    command on a PyBullet env prints only its own output (envs.robotics.pybullet_import)."""
+    import subprocess
+    import sys
+
+    code = f"import gymnasium as gym, rlbench_suite; gym.make({env_id!r}).reset(seed=0)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "pybullet build time" not in done.stderr + done.stdout
+    banner = subprocess.run([sys.executable, "-c", "import pybullet"], capture_output=True,
+                            text=True, timeout=120, check=False)  # fmt: skip
+    assert "pybullet build time" in banner.stderr  # what it would have printed

@@ -65,13 +65,14 @@ def _size(n: int | None) -> str:
 def list_datasets(cache: CacheOption = None) -> None:
     """Table of the dataset cards: id, env, kind, episodes, steps, size, cached or not."""
     from rlbench_suite.datasets.cache import is_cached
+    from rlbench_suite.datasets.table import data_score
 
     for error in dataset_catalog_errors():
         errors.print(f"[red]dataset card not loaded:[/red] {error}", soft_wrap=True)
     rows = [
         (c.id, c.env_id, c.kind, number(c.episodes), number(c.steps),
          _size(sum(f.size for f in c.files) if c.files else None),
-         number(c.normalized_score(c.mean_return)) if c.mean_return is not None else "-",
+         data_score(c),
          "yes" if is_cached(c, cache) else "no")
         for c in sorted(dataset_cards().values(), key=lambda c: c.id)
     ]  # fmt: skip

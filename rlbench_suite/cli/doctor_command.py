@@ -52,8 +52,10 @@ def _mujoco_gl() -> str:
 
 
 def _pybullet() -> str:
+    from rlbench_suite.envs.robotics.pybullet_import import import_pybullet
+
     try:
-        import pybullet
+        pybullet = import_pybullet()
     except ImportError:
         return "not installed (pip install 'rlbench-suite[robotics]')"
     client = pybullet.connect(pybullet.DIRECT)

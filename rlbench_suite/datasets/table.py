@@ -15,6 +15,12 @@ def _env_name(card: DatasetCard) -> str:
     return card.name.removesuffix(f"-{card.kind}-v{card.name.rsplit('-v', 1)[1]}")
 
 
+def data_score(card: DatasetCard) -> str:
+    """The normalized score of a card's data as the suite shows it (one decimal, the scale
+    of D4RL's tables), ``-`` where the card records no build."""
+    return "-" if card.mean_return is None else f"{card.normalized_score(card.mean_return):.1f}"
+
+
 def table_markdown(cards: Iterable[DatasetCard]) -> str:
     """One row per card (by env name, then D4RL's kind order): id, kind, episodes, steps,
     size of its files, the data's normalized score and the first 12 digits of its content
@@ -25,10 +31,9 @@ def table_markdown(cards: Iterable[DatasetCard]) -> str:
              "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for c in rows:
         size = f"{sum(f.size for f in c.files) / 1e6:.2f} MB" if c.files else "-"
-        score = "-" if c.mean_return is None else f"{c.normalized_score(c.mean_return):.1f}"
         digest = f"`{c.content_sha256[:12]}`" if c.content_sha256 else "-"
         lines.append(f"| `{c.id}` | {c.kind} | {c.episodes or '-'} | {c.steps or '-'} | {size} "
-                     f"| {score} | {digest} |")  # fmt: skip
+                     f"| {data_score(c)} | {digest} |")  # fmt: skip
     return "\n".join(lines)
 
 

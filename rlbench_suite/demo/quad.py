@@ -103,22 +103,6 @@ def demo_method(card: EnvCard, run: QuadRun) -> NewMethod:
     )
 
 
-def import_pybullet_quietly() -> None:
-    """Import pybullet with its "build time" banner (written by C on stderr) dropped."""
-    import os
-    import sys
-
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        import pybullet  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
 Progress = Callable[[int, float, Screen | None], None]
 """Called as ``(steps, seconds, last screen)`` after every update."""
 

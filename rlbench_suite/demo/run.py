@@ -21,8 +21,8 @@ from rlbench_suite.demo.defaults import (
     TRAIN_CAP_SECONDS,
     TRAIN_STEPS,
 )
-from rlbench_suite.demo.quad import import_pybullet_quietly
 from rlbench_suite.demo.report import DemoError, Reporter
+from rlbench_suite.envs.robotics.pybullet_import import import_pybullet
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
 from rlbench_suite.leaderboard.wording import counted
@@ -345,7 +345,7 @@ def run_demo(options: DemoOptions, console: Console) -> Demo:
     sock = bind(options.host, options.port, demo.out) if options.serve else None
     try:
         with demo.out.watch_interrupts():
-            import_pybullet_quietly()  # its banner would land among the steps' output
+            import_pybullet()  # its banner would land among the steps' output
             demo.out.say(
                 f"rlbench demo: everything it makes goes under {options.data_dir}", style="bold"
             )

@@ -33,8 +33,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pybullet
 import pybullet_data
+
+from rlbench_suite.envs.robotics.pybullet_import import import_pybullet
+
+pybullet = import_pybullet()
 
 URDF_PATH = Path(pybullet_data.getDataPath()) / "kuka_iiwa" / "model.urdf"
 N_JOINTS = 7

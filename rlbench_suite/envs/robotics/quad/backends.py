@@ -104,8 +104,11 @@ class PyBulletQuads:
     def __init__(
         self, n: int, params: QuadParams = CRAZYFLIE, aero: Aerodynamics = FULL_AERODYNAMICS
     ) -> None:
-        import pybullet as p
         import pybullet_data
+
+        from rlbench_suite.envs.robotics.pybullet_import import import_pybullet
+
+        p = import_pybullet()
 
         self.p, self.n, self.params, self.aero = p, n, params, aero
         self.plane_urdf = f"{pybullet_data.getDataPath()}/plane.urdf"
