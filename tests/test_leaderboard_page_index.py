@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from rlbench_suite.core.wording import score, significant
 from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.models import Method, Result
-from rlbench_suite.leaderboard.wording import score, significant
 
 CELLS = re.compile(r'<span class="num">([^<]+)</span> <span class="ci">\[([^,]+), ([^\]]+)\]')
 

@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 
 from rlbench_suite.core.catalog import get_card, select_cards
 from rlbench_suite.core.summary import with_figures
+from rlbench_suite.core.wording import fixed
 from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
-from rlbench_suite.leaderboard.wording import fixed
 from rlbench_suite.paths import plot_cache_dir
 
 CARD_IDS = {c.id for c in select_cards()}
@@ -66,7 +66,7 @@ def test_the_home_page_lists_suites_and_counts(site):
 
 
 def test_counts_are_said_with_the_right_plural():
-    from rlbench_suite.leaderboard.wording import counted, fixed
+    from rlbench_suite.core.wording import counted, fixed
 
     assert [fixed(-0.04), fixed(-0.06), fixed(0.0004, 3), fixed(-0.0004, 3)] == [
         "0.0", "-0.1", "0.000", "0.000"]  # fmt: skip

@@ -81,8 +81,11 @@ _RESUME = {  # env, algo, hyperparameters (None: the committed ones), budget, Ct
 
 
 @pytest.mark.parametrize("case", list(_RESUME))
-def test_an_interrupted_run_resumes_bit_identical(tmp_path, case):
+def test_an_interrupted_run_resumes_bit_identical(tmp_path, case, monkeypatch):
     env_id, algo, entry, budget, stop, every = _RESUME[case]
+    temp = tmp_path / "tmp"  # SB3's default logger would leave a folder here on every learn()
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
     hyperparams = None
     if entry is not None:
         hyperparams = tmp_path / f"{algo}.yaml"
@@ -114,6 +117,7 @@ def test_an_interrupted_run_resumes_bit_identical(tmp_path, case):
         return [line.split(",")[:1] + line.split(",")[2:] for line in text]  # minus wall time
 
     assert curve(whole.run_dir) == curve(resumed.run_dir)
+    assert not list(temp.glob("SB3-*"))  # new, interrupted and resumed runs left none there
 
 
 def test_an_env_whose_state_does_not_pickle_resumes_with_new_episodes(tmp_path):

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from rlbench_suite.core.wording import counted
+
 Rounding = Literal["down", "up"]
 LEGACY: Rounding = "up"
 """The rounding of runs whose ``run.json`` has no ``budget_steps`` (SB3's ``learn``)."""
@@ -102,9 +104,11 @@ def plan_budget(requested: int, granularity: Granularity, rounding: Rounding = "
 def rollouts(n_envs: int, n_steps: int, name: str = "n_steps") -> Granularity:
     """An on-policy algorithm's granularity: rollouts of ``n_envs x n_steps``."""
     size = n_envs * n_steps
-    return Granularity(size, size, "rollouts", f"{size:,} steps: {n_envs} envs x {n_steps} {name}")
+    envs = counted(n_envs, "env")
+    return Granularity(size, size, "rollouts", f"{size:,} steps: {envs} x {n_steps} {name}")
 
 
 def vector_steps(n_envs: int, boundary: int | None) -> Granularity:
     """An off-policy algorithm's granularity: one step of ``n_envs`` envs at a time."""
-    return Granularity(n_envs, boundary, "vector steps", f"one step of each of {n_envs} envs")
+    each = f"one step of each of {counted(n_envs, 'env')}"
+    return Granularity(n_envs, boundary, "vector steps", each)

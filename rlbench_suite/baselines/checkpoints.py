@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from rlbench_suite.policies.sb3 import without_log_folder
+
 KEEP = 2
 """How many checkpoints a run keeps (the newest)."""
 STATE_FILE = "state.json"
@@ -158,9 +160,9 @@ def restore_checkpoint(
             env = env_from_state(pickle.load(f))  # written by this run
     else:
         env = make_env()
-    model = algo_class.load(
+    model = without_log_folder(algo_class.load(
         checkpoint / "model.zip", env=env, device=device, force_reset=not env_file.is_file()
-    )
+    ))
     if env_file.is_file():  # load() seeded the env for a next reset that will not come
         _forget_pending_seeds(model.get_env())
     # else the new env is reset with the run's training seeds again (seed .. seed + n - 1)

@@ -313,6 +313,16 @@ def sb3_policy(params: Hyperparams) -> Any:
         ) from None
 
 
+def new_sb3_class_model(sb3_class: Any, params: Hyperparams, env: Any, seed: int,
+                        device: str = "cpu") -> Any:  # fmt: skip
+    """``sb3_class(policy, env)`` with the entry's keyword arguments, seeded with ``seed``,
+    silent and logging nowhere (``policies.sb3.without_log_folder``)."""
+    from rlbench_suite.policies.sb3 import without_log_folder
+
+    return without_log_folder(sb3_class(sb3_policy(params), env, seed=seed, device=device,
+                                        verbose=0, **sb3_kwargs(params, env.action_space)))
+
+
 def sb3_kwargs(params: Hyperparams, action_space: Any) -> dict[str, Any]:
     """The keyword arguments for the SB3 class: schedules, activations, noise made objects."""
     import numpy as np

@@ -31,7 +31,7 @@ from rlbench_suite.baselines.budget import (
     vector_steps,
 )
 from rlbench_suite.baselines.checkpoints import write_json
-from rlbench_suite.baselines.hyperparams import load_hyperparams, sb3_kwargs, sb3_policy
+from rlbench_suite.baselines.hyperparams import load_hyperparams, new_sb3_class_model
 from rlbench_suite.baselines.training_envs import (
     TrainError,
     card_for,
@@ -141,10 +141,7 @@ def new_sb3_model(card: EnvCard, algo: Algorithm, params: Any, seed: int, device
             "to the suite's ONNX convention (Box or Discrete observations only, for now)"
         )
     try:
-        return algo.load_class()(
-            sb3_policy(params), env, seed=seed, device=device, verbose=0,
-            **sb3_kwargs(params, env.action_space),
-        )  # fmt: skip
+        return new_sb3_class_model(algo.load_class(), params, env, seed, device)
     except (TypeError, ValueError, AssertionError) as exc:
         env.close()
         raise TrainError(

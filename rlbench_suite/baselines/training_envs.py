@@ -19,6 +19,7 @@ from rlbench_suite.baselines.hyperparams import (
 from rlbench_suite.core.dataset_cards import dataset_cards
 from rlbench_suite.core.offline_cards import dataset_of, refuse_joint_data, resolve_card
 from rlbench_suite.core.seeds import TRAINING_SEEDS
+from rlbench_suite.core.wording import counted
 from rlbench_suite.wrappers import apply_wrappers
 
 
@@ -77,7 +78,8 @@ def training_seeds(card: EnvCard, seed: int, n_envs: int) -> list[int]:
     if overlap:
         shown = ", ".join(map(str, overlap[:10])) + (" ..." if len(overlap) > 10 else "")
         raise SeedOverlapError(
-            f"training seeds {used[0]}..{used[-1]} (--seed {seed}, {n_envs} envs) overlap "
+            f"training seeds {used[0]}..{used[-1]} (--seed {seed}, {counted(n_envs, 'env')}) "
+            "overlap "
             f"{card.id}'s evaluation seeds {card.evaluation.first_seed}.."
             f"{card.evaluation.seeds[-1]} in {len(overlap)} seed(s): {shown}; "
             f"pick --seed in {TRAINING_SEEDS.start}..{TRAINING_SEEDS.stop - n_envs}"

@@ -38,10 +38,9 @@ from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
     env_key,
     hyperparams_file,
+    new_sb3_class_model,
     parse_entry,
     read_file,
-    sb3_kwargs,
-    sb3_policy,
 )
 from rlbench_suite.baselines.training_envs import TrainError, card_for, make_training_env
 from rlbench_suite.core.seeds import TRAINING_SEEDS, TUNING_SEEDS
@@ -297,14 +296,7 @@ def run_trial(
     env = make_training_env(card, hyper)
     callback = Evaluate()
     try:
-        model = algo.load_class()(
-            sb3_policy(hyper),
-            env,
-            seed=TRIAL_TRAIN_SEED,
-            device="cpu",
-            verbose=0,
-            **sb3_kwargs(hyper, env.action_space),
-        )
+        model = new_sb3_class_model(algo.load_class(), hyper, env, TRIAL_TRAIN_SEED)
         model.learn(total_timesteps=spec.budget, callback=callback)
         if not callback.pruned and (
             not record["evaluations"] or record["evaluations"][-1][0] < model.num_timesteps

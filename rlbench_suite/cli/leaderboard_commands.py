@@ -72,9 +72,9 @@ def init(db: DbOption = None) -> None:
     """Create (or migrate) the database and sync the environments and suites from the cards."""
     from sqlalchemy import func, select
 
+    from rlbench_suite.core.wording import counted
     from rlbench_suite.leaderboard.db import shown_url
     from rlbench_suite.leaderboard.models import Environment, Suite
-    from rlbench_suite.leaderboard.wording import counted
 
     factory, url = open_database(db)
     with factory() as session:
@@ -122,7 +122,7 @@ VERIFY_HELP = (
 
 
 def _queued(queued: list[str], verify: bool) -> str:
-    from rlbench_suite.leaderboard.wording import counted
+    from rlbench_suite.core.wording import counted
 
     if not verify:
         return ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rlbench_suite.core.dataset_cards import DATASET_KINDS, DatasetCard
+from rlbench_suite.core.wording import score
 
 TABLE_START = "<!-- datasets:start (scripts/dataset_table.py) -->"
 TABLE_END = "<!-- datasets:end -->"
@@ -18,7 +19,7 @@ def _env_name(card: DatasetCard) -> str:
 def data_score(card: DatasetCard) -> str:
     """The normalized score of a card's data as the suite shows it (one decimal, the scale
     of D4RL's tables), ``-`` where the card records no build."""
-    return "-" if card.mean_return is None else f"{card.normalized_score(card.mean_return):.1f}"
+    return "-" if card.mean_return is None else score(card.normalized_score(card.mean_return))
 
 
 def table_markdown(cards: Iterable[DatasetCard]) -> str:

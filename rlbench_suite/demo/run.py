@@ -13,6 +13,7 @@ from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.dataset_cards import get_dataset_card
 from rlbench_suite.core.result import Result, ResultError, load_result
+from rlbench_suite.core.wording import counted
 from rlbench_suite.demo import board
 from rlbench_suite.demo.defaults import (
     DEFAULT_DATASET,
@@ -25,7 +26,6 @@ from rlbench_suite.demo.report import DemoError, Reporter
 from rlbench_suite.envs.robotics.pybullet_import import import_pybullet
 from rlbench_suite.evaluation import default_protocol, evaluate
 from rlbench_suite.leaderboard.listen import PortUnavailable, bind_site
-from rlbench_suite.leaderboard.wording import counted
 from rlbench_suite.paths import datasets_dir, leaderboard_dir, result_file
 from rlbench_suite.policies.core import file_sha256
 

@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from rlbench_suite.core.wording import budget, counted, fixed, score, significant
 from rlbench_suite.leaderboard import elo, plots, ranking, views
 from rlbench_suite.leaderboard.export import is_static
 from rlbench_suite.leaderboard.limits import clip_echoes
@@ -24,7 +25,6 @@ from rlbench_suite.leaderboard.models import (
 )
 from rlbench_suite.leaderboard.queries import env_card, method_runs, methods_with_results
 from rlbench_suite.leaderboard.query_params import Filtering, FilterQuery, known_query_params
-from rlbench_suite.leaderboard.wording import budget, counted, fixed, score, significant
 from rlbench_suite.resources import content_dir
 
 router = APIRouter(include_in_schema=False, dependencies=[Depends(known_query_params)])

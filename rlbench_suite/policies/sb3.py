@@ -30,6 +30,17 @@ from rlbench_suite.wrappers.masks import (
     split_masked_observation,
 )
 
+
+def without_log_folder(model: Any) -> Any:
+    """``model`` with a logger that writes nothing: SB3's default one makes a folder
+    ``SB3-<date-time>`` in the temp dir on every ``learn()`` and never removes it (the suite's
+    runs keep their own records). Set again after a ``load``: a saved model has no logger."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
+
+
 SB3_ALGORITHMS: dict[str, str] = {
     "PPO": "stable_baselines3",
     "A2C": "stable_baselines3",

@@ -1,4 +1,4 @@
-"""How the site and its commands say numbers: ``counted(1, "environment")`` is
+"""How the suite's commands and site say numbers: ``counted(1, "environment")`` is
 "1 environment", any other count takes the plural; ``fixed(-0.04, 1)`` is "0.0", not "-0.0";
 ``score(0.987, normalized=False)`` is "0.987" where a normalized score is "98.7";
 ``budget("100k")`` is "up to 100k steps"."""
