@@ -211,8 +211,15 @@ class ArmEnv(MujocoEnv, abc.ABC):
         """``(reward, success, info)`` for observation ``obs`` of the current state."""
 
 
+def dot(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """``a . b`` in plain float arithmetic, the same bits on every CPU: numpy's ``@`` calls
+    OpenBLAS, whose kernels (chosen per processor) round differently in the last bit, so the
+    rewards, and the data built from them, would differ between an Intel and an AMD machine."""
+    return math.fsum(float(x) * float(y) for x, y in zip(a, b, strict=True))
+
+
 def _distance(a: NDArray[np.float64]) -> float:
-    return math.sqrt(float(a @ a))
+    return math.sqrt(dot(a, a))
 
 
 def _closeness(distance: float) -> float:

@@ -10,13 +10,14 @@ proportional controller.
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from rlbench_suite.envs.robotics.arm.env import BLOCK, EE, GOAL, MAX_DELTA, OPENING
+from rlbench_suite.envs.robotics.arm.env import BLOCK, EE, GOAL, MAX_DELTA, OPENING, dot
 
 OPEN, CLOSE = -1.0, 1.0
 SAFE_Z = 0.09
@@ -71,8 +72,8 @@ class ArmPickPlaceScripted(_ArmScripted):
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         ee, opening, block, goal = obs[EE], obs[OPENING], obs[BLOCK], obs[GOAL]
         offset = block - ee
-        horizontal = float(np.hypot(offset[0], offset[1]))
-        if 0.025 < opening < 0.045 and float(np.sqrt(offset @ offset)) < 0.02:
+        horizontal = math.hypot(offset[0], offset[1])
+        if 0.025 < opening < 0.045 and math.sqrt(dot(offset, offset)) < 0.02:
             return goal - offset, CLOSE  # holding it: carry
         at_block = horizontal < 0.01 and abs(offset[2]) < 0.01
         if at_block:
@@ -90,14 +91,14 @@ class ArmPushScripted(_ArmScripted):
     def _plan(self, obs: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         ee, block, goal = obs[EE], obs[BLOCK], obs[GOAL]
         to_goal = goal[:2] - block[:2]
-        remaining = float(np.hypot(*to_goal))
+        remaining = math.hypot(*to_goal)
         if remaining < 0.01:
             return ee, CLOSE
         direction = to_goal / remaining
         behind = block[:2] - direction * 0.05  # clear of the block by about 1.5 cm
         low_z = block[2]
         relative = ee[:2] - block[:2]
-        along = float(relative @ direction)
+        along = dot(relative, direction)
         across = abs(float(relative[0] * direction[1] - relative[1] * direction[0]))
         low = ee[2] < low_z + 0.015
         if low and along < -0.02 and across < 0.015:
@@ -105,10 +106,10 @@ class ArmPushScripted(_ArmScripted):
             # the block and steers the hand back onto the block-goal line at once.
             target = block[:2] - direction * (0.034 - min(0.02, remaining))
             return np.array([target[0], target[1], low_z]), CLOSE  # push
-        if float(np.hypot(*(ee[:2] - behind))) < 0.01:
+        if math.hypot(*(ee[:2] - behind)) < 0.01:
             return np.array([behind[0], behind[1], low_z]), CLOSE  # descend behind it
         if low and along >= -0.045:
-            distance = float(np.hypot(*relative))
+            distance = math.hypot(*relative)
             if distance < 0.06:  # back away horizontally before rising, so as not to lift it
                 away = block[:2] + relative / max(distance, 1e-6) * 0.08
                 return np.array([away[0], away[1], low_z]), CLOSE
