@@ -62,6 +62,28 @@ def test_build_reproduces_the_committed_card_then_verify_finds_corruption(cache)
     assert not folder.exists()
 
 
+def test_build_write_records_the_build_and_the_cpu_in_the_card(cache, tmp_path, monkeypatch):
+    import shutil
+
+    from rlbench_suite.core.dataset_cards import dataset_card_paths, load_dataset_card
+    from rlbench_suite.core.provenance import cpu_platform
+
+    copy = tmp_path / "card.toml"
+    shutil.copy(dataset_card_paths()[DATASET], copy)
+    text = copy.read_text(encoding="utf-8")
+    stale = text.replace(get_dataset_card(DATASET).content_sha256, "0" * 64)
+    copy.write_text(stale, encoding="utf-8")
+    monkeypatch.setattr("rlbench_suite.cli.datasets_commands.dataset_card_paths",
+                        lambda: {DATASET: copy})  # fmt: skip
+    result = run("datasets", "build", DATASET, "--write")
+    assert result.exit_code == 0, result.output
+    assert f"card updated: {copy}" in " ".join(result.output.split())
+    written = load_dataset_card(copy)
+    assert written.content_sha256 == get_dataset_card(DATASET).content_sha256
+    assert written.build.cpu == cpu_platform()  # every build says where it ran
+    assert written.files == get_dataset_card(DATASET).files
+
+
 def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):
     from rlbench_suite.core.dataset_cards import dataset_cards
     from rlbench_suite.datasets.table import data_score

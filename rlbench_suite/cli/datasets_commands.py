@@ -110,9 +110,11 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
                       soft_wrap=True, highlight=False)  # fmt: skip
     first = "" if card.build.seed is None else f" (first seed {card.build.seed})"
     console.print(f"build: {card.build.command}{first}", soft_wrap=True, highlight=False)
-    if card.source.training is not None:
-        console.print(f"built on: {card.build.cpu or 'a CPU the card does not record'} (a "
-                      "training run's data rebuilds on a CPU like it)", soft_wrap=True,
+    if card.source.training is not None or card.build.cpu is not None:
+        console.print(f"built on: {card.build.cpu or 'a CPU the card does not record'} ("
+                      + ("a training run's data" if card.source.training is not None else
+                         "data whose env computes through BLAS")
+                      + " may rebuild only on a CPU like it)", soft_wrap=True,
                       highlight=False)  # fmt: skip
     normalized = None if card.mean_return is None else card.normalized_score(card.mean_return)
     console.print(f"episodes {number(card.episodes)}, steps {number(card.steps)}, mean return "

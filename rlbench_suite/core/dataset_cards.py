@@ -179,9 +179,11 @@ class BuildInfo(_Model):
         "for these)",
     )  # fmt: skip
     cpu: str | None = Field(
-        None, description="of a training run's data: the CPU it was built on "
-        "(core.provenance.cpu_platform); torch's kernels give other bits on other processors, "
-        "so a rebuild gives the content hash on a CPU like it",
+        None, description="the CPU the build ran on (core.provenance.cpu_platform): a training "
+        "run's data (torch's kernels) and an env that computes through BLAS (OpenBLAS picks its "
+        "kernels per processor; QuadHover's dynamics) give other bits on other processors, so "
+        "a rebuild gives the content hash on a CPU like it; cards built before this was "
+        "recorded for every build record it for training runs only",
     )  # fmt: skip
 
 

@@ -72,7 +72,7 @@ class BuildOutput:
     replay: ReplayStats | None = None
     """Of a training run's data: the run's steps and the recorded envs' (replay.py)."""
     cpu: str | None = None
-    """Of a training run's data: the CPU it was built on (``core.provenance.cpu_platform``)."""
+    """The CPU it was built on (``core.provenance.cpu_platform``)."""
 
 
 def episode_seeds(card: DatasetCard) -> list[int]:
@@ -290,20 +290,28 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    cpu = cpu_platform() if replay is not None else None
+    cpu = cpu_platform()
     return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
                        build_versions(), replay, cpu)  # fmt: skip
 
 
+def _cpu_dependence(card: DatasetCard) -> str:
+    """Why ``card``'s bits may depend on the processor."""
+    if card.source.training is not None:
+        return "a torch training run's data, whose bits depend on the CPU too"
+    return ("rollouts whose env may compute through BLAS, whose kernels (picked per processor) "
+            "round differently")  # fmt: skip
+
+
 def other_cpu_note(card: DatasetCard) -> str | None:
-    """Before a training run's build: a line saying it will likely not give the card's hash,
-    when the card records another CPU than this one (None otherwise)."""
-    if card.source.training is None or card.build.cpu in (None, cpu_platform()):
+    """Before a build: a line saying it may not give the card's hash, when the card records
+    another CPU than this one (None otherwise)."""
+    if card.build.cpu in (None, cpu_platform()):
         return None
-    return (f"note: {card.id} is a torch training run's data, built on {card.build.cpu}; "
-            f"this machine is {cpu_platform()}, where the run may give other bits, and the "
-            "build is then refused after training (a mirror that has the files serves them: "
-            "--remote URL)")
+    after = "after training" if card.source.training is not None else "then"
+    return (f"note: {card.id} is {_cpu_dependence(card)}: built on {card.build.cpu}; this "
+            f"machine is {cpu_platform()}, where the build may give other bits, and is refused "
+            f"{after} (a mirror that has the files serves them: --remote URL)")  # fmt: skip
 
 
 def mismatch_cause(card: DatasetCard) -> str:
@@ -314,12 +322,11 @@ def mismatch_cause(card: DatasetCard) -> str:
                for name, version in card.build.versions.items() if here.get(name) != version]
     cause = ("package versions differ: " + ", ".join(changed) if changed
              else "the card's package versions")  # fmt: skip
-    if card.source.training is None:
+    if card.source.training is None and card.build.cpu in (None, cpu_platform()):
         return cause
     built = card.build.cpu or "a CPU the card does not record"
-    return (f"{cause}; this is a torch training run's data, whose bits depend on the CPU too: "
-            f"built on {built}, this machine is {cpu_platform()}; a mirror that has the files "
-            "serves them (--remote URL)")  # fmt: skip
+    return (f"{cause}; this is {_cpu_dependence(card)}: built on {built}, this machine is "
+            f"{cpu_platform()}; a mirror that has the files serves them (--remote URL)")
 
 
 def _source_name(card: DatasetCard) -> str:
