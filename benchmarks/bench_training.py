@@ -207,17 +207,14 @@ class SB3Trainer:
     def __init__(self, algo: str, make_envs: Callable[[int], Any], env_id: str,
                  seed: int | None = 0, sb3_env: bool = False, **override: Any) -> None:  # fmt: skip
         from rlbench_suite.baselines.algorithms import get_algorithm
-        from rlbench_suite.baselines.hyperparams import sb3_kwargs
+        from rlbench_suite.baselines.hyperparams import new_sb3_class_model
         from rlbench_suite.wrappers.sb3 import VectorEnvToSB3
 
         params = _params(algo, env_id, **override)
         self.name, self.budget = f"sb3 {algo}", params.entry.n_timesteps
         made = make_envs(params.entry.n_envs)
         self.env = made if sb3_env else VectorEnvToSB3(made)
-        self.model = get_algorithm(algo).load_class()(
-            params.entry.policy, self.env, seed=seed, device="cpu", verbose=0,
-            **sb3_kwargs(params, self.env.action_space),
-        )  # fmt: skip
+        self.model = new_sb3_class_model(get_algorithm(algo).load_class(), params, self.env, seed)
         self.started = False
 
     @property

@@ -313,7 +313,7 @@ def sb3_policy(params: Hyperparams) -> Any:
         ) from None
 
 
-def new_sb3_class_model(sb3_class: Any, params: Hyperparams, env: Any, seed: int,
+def new_sb3_class_model(sb3_class: Any, params: Hyperparams, env: Any, seed: int | None,
                         device: str = "cpu") -> Any:  # fmt: skip
     """``sb3_class(policy, env)`` with the entry's keyword arguments, seeded with ``seed``,
     silent and logging nowhere (``policies.sb3.without_log_folder``)."""
