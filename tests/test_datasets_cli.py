@@ -82,6 +82,17 @@ def test_build_write_records_the_build_and_the_cpu_in_the_card(cache, tmp_path, 
     assert written.content_sha256 == get_dataset_card(DATASET).content_sha256
     assert written.build.cpu == cpu_platform()  # every build says where it ran
     assert written.files == get_dataset_card(DATASET).files
+    # a CPU recorded on data that does not depend on it is provenance, not a warning
+    from rlbench_suite.datasets.builder import mismatch_cause, other_cpu_note
+
+    elsewhere = written.model_copy(update={"build": written.build.model_copy(
+        update={"cpu": "x86_64, Another CPU, avx"})})  # fmt: skip
+    assert other_cpu_note(elsewhere) is None
+    assert "BLAS" not in mismatch_cause(elsewhere) and "torch" not in mismatch_cause(elsewhere)
+    assert "built on x86_64, Another CPU, avx" in mismatch_cause(elsewhere)
+    dependent = elsewhere.model_copy(update={"build": elsewhere.build.model_copy(
+        update={"cpu_dependent": True})})  # fmt: skip
+    assert "BLAS" in (other_cpu_note(dependent) or "") and "BLAS" in mismatch_cause(dependent)
 
 
 def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):

@@ -131,7 +131,7 @@ def test_the_committed_noisy_quadhover_cards_rebuild_to_their_content_hashes(kin
 
     card = load_dataset_card(REPO / "datasets" / "QuadHover" / f"{kind}.toml")
     assert any(p.noisy for p in card.source.policies)
-    assert card.build.cpu is not None  # the card says where it rebuilds
+    assert card.build.cpu is not None and card.build.cpu_dependent  # where it rebuilds
     digest = content_hash(rollouts(card))
     if digest != card.content_sha256 and card.build.cpu != cpu_platform():
         # QuadHover's dynamics multiply through OpenBLAS, whose kernels differ between

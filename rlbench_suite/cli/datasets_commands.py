@@ -28,6 +28,7 @@ from rlbench_suite.core.dataset_cards import (
     dataset_catalog_errors,
     get_dataset_card,
 )
+from rlbench_suite.core.wording import score
 
 if TYPE_CHECKING:
     from rlbench_suite.datasets.builder import BuildOutput
@@ -84,8 +85,10 @@ def list_datasets(cache: CacheOption = None) -> None:
 @datasets_app.command("info")
 def info(dataset_id: str, cache: CacheOption = None) -> None:
     """Everything the card says, and where the dataset is in the cache."""
+    from rlbench_suite.datasets.builder import cpu_dependence
     from rlbench_suite.datasets.cache import dataset_folder, is_cached
     from rlbench_suite.datasets.joint import is_joint
+    from rlbench_suite.datasets.table import data_score
 
     card = _card(dataset_id)
     console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
@@ -110,15 +113,13 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
                       soft_wrap=True, highlight=False)  # fmt: skip
     first = "" if card.build.seed is None else f" (first seed {card.build.seed})"
     console.print(f"build: {card.build.command}{first}", soft_wrap=True, highlight=False)
-    if card.source.training is not None or card.build.cpu is not None:
-        console.print(f"built on: {card.build.cpu or 'a CPU the card does not record'} ("
-                      + ("a training run's data" if card.source.training is not None else
-                         "data whose env computes through BLAS")
-                      + " may rebuild only on a CPU like it)", soft_wrap=True,
-                      highlight=False)  # fmt: skip
-    normalized = None if card.mean_return is None else card.normalized_score(card.mean_return)
+    why = cpu_dependence(card)
+    if why is not None or card.build.cpu is not None:
+        console.print(f"built on: {card.build.cpu or 'a CPU the card does not record'}"
+                      + (f" ({why}: it rebuilds on a CPU like it)" if why else ""),
+                      soft_wrap=True, highlight=False)  # fmt: skip
     console.print(f"episodes {number(card.episodes)}, steps {number(card.steps)}, mean return "
-                  f"{number(card.mean_return)} (normalized {number(normalized)})",
+                  f"{number(card.mean_return)} (normalized {data_score(card)})",
                   highlight=False)  # fmt: skip
     for kind in ("random", "expert"):
         ref = getattr(card.reference, kind)
@@ -189,7 +190,8 @@ def build_command(
     from rlbench_suite.datasets.cache import dataset_folder
 
     card = _card(dataset_id)
-    _say_other_cpu(card)
+    if not write:  # --write records this build (and this CPU): nothing is refused
+        _say_other_cpu(card)
     try:
         with _episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
@@ -200,7 +202,7 @@ def build_command(
         raise fail(exc) from None
     console.print(f"built {card.id}: {out.episodes} episodes, {out.steps} steps, mean return "
                   f"{number(out.mean_return)} "
-                  f"(normalized {number(card.normalized_score(out.mean_return))})",
+                  f"(normalized {score(card.normalized_score(out.mean_return))})",
                   highlight=False)  # fmt: skip
     if out.replay is not None:
         r = out.replay

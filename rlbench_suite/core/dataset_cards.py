@@ -179,11 +179,14 @@ class BuildInfo(_Model):
         "for these)",
     )  # fmt: skip
     cpu: str | None = Field(
-        None, description="the CPU the build ran on (core.provenance.cpu_platform): a training "
-        "run's data (torch's kernels) and an env that computes through BLAS (OpenBLAS picks its "
-        "kernels per processor; QuadHover's dynamics) give other bits on other processors, so "
-        "a rebuild gives the content hash on a CPU like it; cards built before this was "
-        "recorded for every build record it for training runs only",
+        None, description="the CPU the build ran on (core.provenance.cpu_platform), recorded by "
+        "every build since 2026-11-29 (before: by training runs' only)",
+    )  # fmt: skip
+    cpu_dependent: bool = Field(
+        False, description="the data is known to depend on the processor although it is no "
+        "training run's (those always do: torch's kernels): its env computes through BLAS, "
+        "whose kernels OpenBLAS picks per processor (QuadHover's dynamics), so a rebuild gives "
+        "the content hash only on a CPU like ``cpu``",
     )  # fmt: skip
 
 

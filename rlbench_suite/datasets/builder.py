@@ -295,38 +295,46 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
                        build_versions(), replay, cpu)  # fmt: skip
 
 
-def _cpu_dependence(card: DatasetCard) -> str:
-    """Why ``card``'s bits may depend on the processor."""
+def cpu_dependence(card: DatasetCard) -> str | None:
+    """Why ``card``'s bits depend on the processor, where they are known to (a training run's
+    data; data whose card says ``build.cpu_dependent``); None otherwise."""
     if card.source.training is not None:
         return "a torch training run's data, whose bits depend on the CPU too"
-    return ("rollouts whose env may compute through BLAS, whose kernels (picked per processor) "
-            "round differently")  # fmt: skip
+    if card.build.cpu_dependent:
+        return ("data whose env computes through BLAS, whose kernels (picked per processor) "
+                "round differently")  # fmt: skip
+    return None
 
 
 def other_cpu_note(card: DatasetCard) -> str | None:
-    """Before a build: a line saying it may not give the card's hash, when the card records
-    another CPU than this one (None otherwise)."""
-    if card.build.cpu in (None, cpu_platform()):
+    """Before a build: a line saying it may not give the card's hash, when the card's data
+    depends on the processor and records another CPU than this one (None otherwise)."""
+    why = cpu_dependence(card)
+    if why is None or card.build.cpu in (None, cpu_platform()):
         return None
     after = "after training" if card.source.training is not None else "then"
-    return (f"note: {card.id} is {_cpu_dependence(card)}: built on {card.build.cpu}; this "
-            f"machine is {cpu_platform()}, where the build may give other bits, and is refused "
-            f"{after} (a mirror that has the files serves them: --remote URL)")  # fmt: skip
+    return (f"note: {card.id} is {why}: built on {card.build.cpu}; this machine is "
+            f"{cpu_platform()}, where it may give other bits, and the build is refused {after} "
+            "(a mirror that has the files serves them: --remote URL)")  # fmt: skip
 
 
 def mismatch_cause(card: DatasetCard) -> str:
     """Why a build may not give ``card``'s content hash: the package versions that differ,
-    and for a training run's data the CPU (torch's kernels differ between processors)."""
+    and the CPU where the card's data depends on it (:func:`cpu_dependence`) or the card
+    records another one."""
     here = build_versions()
     changed = [f"{name} {version} on the card, {here.get(name, 'none')} here"
                for name, version in card.build.versions.items() if here.get(name) != version]
     cause = ("package versions differ: " + ", ".join(changed) if changed
              else "the card's package versions")  # fmt: skip
-    if card.source.training is None and card.build.cpu in (None, cpu_platform()):
-        return cause
-    built = card.build.cpu or "a CPU the card does not record"
-    return (f"{cause}; this is {_cpu_dependence(card)}: built on {built}, this machine is "
-            f"{cpu_platform()}; a mirror that has the files serves them (--remote URL)")
+    why, built = cpu_dependence(card), card.build.cpu
+    if why is not None:
+        return (f"{cause}; this is {why}: built on {built or 'a CPU the card does not record'}, "
+                f"this machine is {cpu_platform()}; a mirror that has the files serves them "
+                "(--remote URL)")  # fmt: skip
+    if built not in (None, cpu_platform()):
+        return f"{cause}; built on {built}, this machine is {cpu_platform()}"
+    return cause
 
 
 def _source_name(card: DatasetCard) -> str:
