@@ -98,13 +98,17 @@ def test_build_write_records_the_build_and_the_cpu_in_the_card(cache, tmp_path, 
 def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):
     from rlbench_suite.core.dataset_cards import dataset_cards
     from rlbench_suite.datasets.table import data_score
+    from tests.conftest import run_cli
 
     assert run("datasets", "build", DATASET).exit_code == 0
-    result = CliRunner().invoke(app, ["datasets", "list"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
+    # a fresh interpreter, its console as wide as COLUMNS says (this process's console was
+    # made at import, at whatever width the test run had)
+    done = run_cli("datasets", "list", env={"RLBENCH_DATA_DIR": str(cache.parent),
+                                            "COLUMNS": "250"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
     cards = dataset_cards()
-    assert f"rlbench-suite datasets ({len(cards)})" in result.output
-    lines = {line.split()[1]: line for line in result.output.splitlines()
+    assert f"rlbench-suite datasets ({len(cards)})" in done.stdout
+    lines = {line.split()[1]: line for line in done.stdout.splitlines()
              if line.startswith("│ rlbench/")}  # fmt: skip
     assert set(lines) == set(cards)
     for dataset_id, line in lines.items():
