@@ -17,6 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["tests.leaderboard_support", "tests.offline_support"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_logs_under_pytest_temp(tmp_path_factory):
+    """The tests' own SB3 models (``learn_ppo`` and others) log under pytest's temp dir: SB3's
+    default logger makes a ``SB3-<date-time>`` folder in the system temp dir on every
+    ``learn()`` and never removes it. The suite's models log nowhere
+    (``policies.sb3.without_log_folder``; ``test_train``'s resume test unsets this to see it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
+
+
 @pytest.fixture
 def content_copy(tmp_path: Path) -> Path:
     """A copy of the content folders; point RLBENCH_CONTENT_ROOT at it in subprocesses."""

@@ -191,47 +191,12 @@ def test_rgb_array_frames_are_real_images():
     assert first.std() > 5 and not np.array_equal(first, later)
 
 
-_ROLLOUT_DIGEST = """
-import hashlib, gymnasium as gym, numpy as np, rlbench_suite
-from rlbench_suite.policies import make_policy
-digest = hashlib.sha256()
-for env_id, expert in {tasks!r}.items():
-    env = gym.make(env_id)
-    policy = make_policy("module:rlbench_suite.envs.robotics.arm.experts:" + expert, env)
-    for seed in (0, 1):
-        obs, info = env.reset(seed=seed)
-        policy.reset(seed)
-        for _ in range(100):
-            obs, reward, terminated, truncated, info = env.step(policy.act(obs, info))
-            digest.update(np.asarray(obs, np.float64).tobytes() + np.float64(reward).tobytes())
-            if terminated or truncated:
-                break
-print(digest.hexdigest())
-"""
-
-
 def test_expert_rollouts_have_the_same_bits_whatever_blas_kernels_the_cpu_picks():
     """Datasets are rebuilt bit for bit on other machines: the arm's rewards and experts use no
-    BLAS (numpy's ``@`` picks OpenBLAS kernels per processor, which round differently: ArmPush's
-    data built on an Intel Xeon did not rebuild on an AMD EPYC). OPENBLAS_CORETYPE forces
-    another kernel set here; the rollouts must not change."""
-    import os
-    import platform
-    import subprocess
-    import sys
+    BLAS (ArmPush's data built on an Intel Xeon did not rebuild on an AMD EPYC while they did:
+    :mod:`blas_kernels`)."""
+    from tests.blas_kernels import digests_under_blas_kernels
 
-    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
-    if "openblas" not in blas.lower() or platform.machine() != "x86_64":
-        pytest.skip(f"OPENBLAS_CORETYPE picks x86-64 OpenBLAS kernels; numpy here uses {blas} "
-                    f"on {platform.machine()}")  # fmt: skip
-    code = _ROLLOUT_DIGEST.format(tasks={k: v for k, (_, v) in TASKS.items()})
-    digests = set()
-    for coretype in (None, "Prescott"):  # this CPU's kernels, and SSE-only ones any x86-64 runs
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-        if coretype is not None:
-            env["OPENBLAS_CORETYPE"] = coretype
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, timeout=300, check=False)  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        digests.add(done.stdout.strip())
+    experts = "module:rlbench_suite.envs.robotics.arm.experts:"
+    digests = digests_under_blas_kernels([(k, {}, experts + v) for k, (_, v) in TASKS.items()])
     assert len(digests) == 1, digests

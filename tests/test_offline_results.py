@@ -50,6 +50,8 @@ def test_every_manifest_entry_trains_an_offline_algorithm_with_committed_hyperpa
         params = load_hyperparams(algo, [entry.dataset, _env(entry.dataset)])
         assert params.entry.source.reference
         assert entry.budget > 0 and all(s in TRAINING_SEEDS for s in entry.seeds)
+        # `rlbench train ID --algo A` with no --budget trains what the committed seeds trained
+        assert params.entry.n_timesteps == entry.budget, (entry, params.path)
 
 
 def test_the_first_entries_are_committed():

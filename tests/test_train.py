@@ -86,6 +86,7 @@ def test_an_interrupted_run_resumes_bit_identical(tmp_path, case, monkeypatch):
     temp = tmp_path / "tmp"  # SB3's default logger would leave a folder here on every learn()
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR")  # conftest's, which would hide a folder made there
     hyperparams = None
     if entry is not None:
         hyperparams = tmp_path / f"{algo}.yaml"
@@ -294,7 +295,8 @@ def test_cli_train_writes_the_whole_run_folder(tmp_path):
     final = " ".join(result.output.split())
     assert "trained 2,048 steps" in final
     normalized, rate = scored.normalized_score, scored.aggregates["success_rate"]
-    assert f"normalized score {interval(normalized.point, normalized.low, normalized.high, 3)}, " \
+    assert f"normalized score {interval(normalized.point, normalized.low, normalized.high, 3)} " \
+           "(0 = random, 100 = expert), " \
            f"success rate {interval(rate.point, rate.low, rate.high, 3)}" in final  # fmt: skip
     # the same command again: the run is finished, so no circle through --resume
     again = CliRunner().invoke(

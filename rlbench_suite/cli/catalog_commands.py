@@ -33,6 +33,7 @@ from rlbench_suite.core.catalog import (
     select_cards,
 )
 from rlbench_suite.core.seeds import REFERENCE_EPISODES, REFERENCE_FIRST_SEED
+from rlbench_suite.core.wording import NORMALIZED_SCALE
 
 
 @app.command("list")
@@ -210,7 +211,7 @@ def info(
         ref = getattr(card.reference, kind)
         how = "" if ref is None else f" ({reference_how(ref)})"
         table.add_row(f"reference.{kind}", score_text(card, kind) + how)
-    table.add_row("normalized score", card.normalization_problem() or "0 = random, 100 = expert")
+    table.add_row("normalized score", card.normalization_problem() or NORMALIZED_SCALE)
     table.add_row("card file", str(card_paths()[card.id]))
     try:
         for key, value in _sample_step(card).items():

@@ -166,11 +166,12 @@ def _notice(line: str) -> None:
 
 def final_line(run: dict, result_file: Path) -> str:
     """``trained N steps in T s; final evaluation (E episodes): mean return R, normalized
-    score S [low, high], success rate P [low, high]``: the normalized score and success rate
-    as the harness's Result has them (core.summary), the success rate where the card has a
-    success rule."""
+    score S [low, high] (0 = random, 100 = expert), success rate P [low, high]``: the
+    normalized score and success rate as the harness's Result has them (core.summary), the
+    success rate where the card has a success rule."""
     from rlbench_suite.core.offline_cards import resolve_card
     from rlbench_suite.core.result import load_result
+    from rlbench_suite.core.wording import NORMALIZED_SCALE
 
     head = f"trained {run['steps']:,} steps in {run['wall_time_s']:.1f} s"
     if not result_file.is_file():
@@ -178,7 +179,8 @@ def final_line(run: dict, result_file: Path) -> str:
     result = load_result(result_file)
     parts = [f"mean return {number(result.aggregates['return_mean'].point)}"]
     score = result.normalized_score
-    parts.append("normalized score " + (interval(score.point, score.low, score.high, 3)
+    parts.append("normalized score " + (f"{interval(score.point, score.low, score.high, 3)} "
+                                        f"({NORMALIZED_SCALE})"
                                         if score is not None else "- (the card has no expert "
                                         "reference)"))  # fmt: skip
     rate = result.aggregates.get("success_rate")

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+NORMALIZED_SCALE = "0 = random, 100 = expert"
+"""The normalized score's scale in words (``core.scoring.normalized_score``)."""
+
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun``, the noun plural (``plural``, default ``noun + "s"``) unless n is 1."""

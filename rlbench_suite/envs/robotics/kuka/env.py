@@ -28,6 +28,7 @@ joint and motor is reset explicitly, so an episode depends only on its seed and 
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ class KukaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         z_axis = np.array(pybullet.getMatrixFromQuaternion(link[5])).reshape(3, 3)[:, 2]
         ee = np.array(link[4]) + TOOL_OFFSET * z_axis
         delta = self._target - ee
-        distance = float(np.linalg.norm(delta))
+        distance = math.hypot(*delta)  # not linalg.norm: BLAS, whose bits vary by CPU
         obs = np.empty(OBS_SIZE)
         obs[JOINT_POSITIONS], obs[JOINT_VELOCITIES] = q, qd
         obs[EE], obs[TARGET], obs[TARGET_FROM_EE] = ee, self._target, delta
