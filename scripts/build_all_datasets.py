@@ -11,9 +11,8 @@ folder, the content hash compared with the card's) into a scratch cache (default
 whether the hash was the card's are written to ``benchmarks/results/dataset_builds.json`` after
 each card, with the machine's CPU and package versions. A card already recorded for this CPU and
 these versions is skipped, so the script can be stopped and started again; ``--fresh`` starts
-over. A mismatch is recorded with its cause (data built on another CPU kind, a training run's
-or one whose env computes through BLAS: ``builder.mismatch_cause``), not raised: the other cards
-still build.
+over. A mismatch is recorded with its cause (data built on another CPU kind, a training run's:
+``builder.mismatch_cause``), not raised: the other cards still build.
 """
 
 from __future__ import annotations

@@ -191,12 +191,12 @@ def test_rgb_array_frames_are_real_images():
     assert first.std() > 5 and not np.array_equal(first, later)
 
 
-def test_expert_rollouts_have_the_same_bits_whatever_blas_kernels_the_cpu_picks():
+def test_expert_rollouts_have_the_same_bits_whatever_kernels_the_cpu_picks():
     """Datasets are rebuilt bit for bit on other machines: the arm's rewards and experts use no
     BLAS (ArmPush's data built on an Intel Xeon did not rebuild on an AMD EPYC while they did:
-    :mod:`blas_kernels`)."""
-    from tests.blas_kernels import digests_under_blas_kernels
+    :mod:`tests.cpu_kernels`)."""
+    from tests.cpu_kernels import digests_under_cpu_kernels
 
     experts = "module:rlbench_suite.envs.robotics.arm.experts:"
-    digests = digests_under_blas_kernels([(k, {}, experts + v) for k, (_, v) in TASKS.items()])
+    digests = digests_under_cpu_kernels([(k, {}, experts + v) for k, (_, v) in TASKS.items()])
     assert len(digests) == 1, digests

@@ -88,11 +88,8 @@ def test_build_write_records_the_build_and_the_cpu_in_the_card(cache, tmp_path, 
     elsewhere = written.model_copy(update={"build": written.build.model_copy(
         update={"cpu": "x86_64, Another CPU, avx"})})  # fmt: skip
     assert other_cpu_note(elsewhere) is None
-    assert "BLAS" not in mismatch_cause(elsewhere) and "torch" not in mismatch_cause(elsewhere)
+    assert "torch" not in mismatch_cause(elsewhere)
     assert "built on x86_64, Another CPU, avx" in mismatch_cause(elsewhere)
-    dependent = elsewhere.model_copy(update={"build": elsewhere.build.model_copy(
-        update={"cpu_dependent": True})})  # fmt: skip
-    assert "BLAS" in (other_cpu_note(dependent) or "") and "BLAS" in mismatch_cause(dependent)
 
 
 def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):

@@ -194,12 +194,12 @@ def test_scripted_kinematic_model_matches_the_simulator():
         env.close()
 
 
-def test_rollouts_have_the_same_bits_whatever_blas_kernels_the_cpu_picks():
-    """The env (rewards, success, observations) computes nothing through BLAS, so a submitted
-    policy scores the same bits on any x86-64 CPU (:mod:`tests.blas_kernels`; its distance
+def test_rollouts_have_the_same_bits_whatever_kernels_the_cpu_picks():
+    """The env's observations and rewards go through no BLAS, so a submitted policy scores
+    the same bits on any x86-64 CPU (:mod:`tests.cpu_kernels`; its distance
     was ``linalg.norm``, a BLAS dot product). The scripted expert still uses LAPACK (``pinv``,
     ``solve``): its reference returns are measured, not rebuilt."""
-    from tests.blas_kernels import digests_under_blas_kernels
+    from tests.cpu_kernels import digests_under_cpu_kernels
 
-    digests = digests_under_blas_kernels([("rlbench/KukaReach-v0", {}, "random")])
+    digests = digests_under_cpu_kernels([("rlbench/KukaReach-v0", {}, "random")])
     assert len(digests) == 1, digests

@@ -9,6 +9,8 @@ from rlbench_suite.envs.robotics.quad.dynamics import (
     CRAZYFLIE,
     GRAVITY,
     body_wrench,
+    exact_inverse,
+    mix,
     rotation_matrices,
     step,
 )
@@ -95,3 +97,21 @@ def test_rotation_matrices_are_orthonormal():
         rotations @ rotations.transpose(0, 2, 1), np.eye(3)[None].repeat(50, 0), atol=1e-12
     )
     np.testing.assert_allclose(np.linalg.det(rotations), 1.0)
+
+
+def test_mix_and_the_exact_inverse_are_the_matrix_product_and_inverse():
+    """Fixed-order products and an inverse rounded once from exact fractions (no BLAS or
+    LAPACK, whose kernels differ per CPU) agree with numpy's to rounding error; the mixer's
+    inverse turns a wrench back into the motor thrusts that gave it."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(4, 3)), rng.normal(size=(3, 7))
+    np.testing.assert_allclose(mix(a, b), a @ b, rtol=1e-14, atol=1e-15)
+    square = rng.normal(size=(5, 5))
+    np.testing.assert_allclose(exact_inverse(square), np.linalg.inv(square), rtol=1e-12)
+    thrusts = rng.uniform(0.01, 0.1, size=(4, 6))
+    wrench = mix(CRAZYFLIE.mixer, thrusts)
+    np.testing.assert_allclose(mix(CRAZYFLIE.mixer_inverse, wrench), thrusts, rtol=1e-12)
+    with pytest.raises(ValueError, match="singular"):
+        exact_inverse(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(ValueError, match="square"):
+        exact_inverse(np.ones((2, 3)))

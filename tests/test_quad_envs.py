@@ -304,3 +304,19 @@ def test_pybullet_envs_print_no_build_banner(env_id):
     banner = subprocess.run([sys.executable, "-c", "import pybullet"], capture_output=True,
                             text=True, timeout=120, check=False)  # fmt: skip
     assert "pybullet build time" in banner.stderr  # what it would have printed
+
+
+def test_rollouts_have_the_same_bits_whatever_kernels_the_cpu_picks():
+    """QuadHover's data rebuilds bit for bit on other machines: the dynamics (PyBullet's and the
+    batched backend's) and the PID expert use no BLAS (:mod:`tests.cpu_kernels`: the mixer
+    products and inverse went through OpenBLAS, so the data built on an Intel Xeon did not
+    rebuild on an AMD EPYC)."""
+    from tests.cpu_kernels import digests_under_cpu_kernels
+
+    pid = "module:rlbench_suite.envs.robotics.quad.experts:QuadPIDPolicy"
+    digests = digests_under_cpu_kernels([
+        ("rlbench/QuadHover-v0", {}, pid),
+        ("rlbench/QuadWaypoints-v0", {}, pid),
+        ("rlbench/QuadHover-v0", {"backend": "numpy"}, pid),
+    ])  # fmt: skip
+    assert len(digests) == 1, digests

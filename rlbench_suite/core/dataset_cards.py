@@ -182,12 +182,6 @@ class BuildInfo(_Model):
         None, description="the CPU the build ran on (core.provenance.cpu_platform), recorded by "
         "every build since 2026-11-29 (before: by training runs' only)",
     )  # fmt: skip
-    cpu_dependent: bool = Field(
-        False, description="the data is known to depend on the processor although it is no "
-        "training run's (those always do: torch's kernels): its env computes through BLAS, "
-        "whose kernels OpenBLAS picks per processor (QuadHover's dynamics), so a rebuild gives "
-        "the content hash only on a CPU like ``cpu``",
-    )  # fmt: skip
 
 
 class DataFile(_Model):

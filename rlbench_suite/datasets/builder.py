@@ -297,12 +297,11 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
 
 def cpu_dependence(card: DatasetCard) -> str | None:
     """Why ``card``'s bits depend on the processor, where they are known to (a training run's
-    data; data whose card says ``build.cpu_dependent``); None otherwise."""
+    data: torch's kernels sum in other orders on other processors); None otherwise (the envs
+    and policies of the other data compute nothing through BLAS, whose kernels OpenBLAS picks
+    per processor: ``tests/cpu_kernels.py``)."""
     if card.source.training is not None:
         return "a torch training run's data, whose bits depend on the CPU too"
-    if card.build.cpu_dependent:
-        return ("data whose env computes through BLAS, whose kernels (picked per processor) "
-                "round differently")  # fmt: skip
     return None
 
 

@@ -21,6 +21,7 @@ actions are batch-first ``(n, 4)``, as environments take them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,6 +41,7 @@ ACTION_TYPES: tuple[str, ...] = ("rpm", "velocity", "attitude")
 MAX_SPEED = 1.0  # m/s, velocity actions
 MAX_YAW_RATE = np.pi / 3  # rad/s
 MAX_TILT = np.radians(30.0)  # attitude actions and the position loop's tilt limit
+_TAN_MAX_TILT = math.tan(MAX_TILT)  # libm's, not numpy's per-CPU code paths
 RPM_SPAN = 0.5  # rpm actions: hover * (1 +- 0.5)
 
 
@@ -112,7 +114,7 @@ class QuadPID:
         """Desired acceleration (without gravity) -> thrust direction and attitude -> rpms."""
         vertical = np.maximum(accel[2] + GRAVITY, 0.2 * GRAVITY)
         horizontal = np.hypot(accel[0], accel[1])
-        shrink = np.minimum(1.0, vertical * np.tan(MAX_TILT) / np.maximum(horizontal, 1e-9))
+        shrink = np.minimum(1.0, vertical * _TAN_MAX_TILT / np.maximum(horizontal, 1e-9))
         force = self.params.mass * np.stack([accel[0] * shrink, accel[1] * shrink, vertical])
         if target_yaw is None:
             target_yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
@@ -128,10 +130,11 @@ class QuadPID:
         self, desired: np.ndarray, rotation: np.ndarray, omega: np.ndarray,
         thrust: np.ndarray, yaw_rate: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
-        # e_R = vee(Rd^T R - R^T Rd) / 2, with (Rd^T R)[i, j] = sum_k Rd[k, i] R[k, j]
-        cross = np.einsum("kin,kjn->ijn", desired, rotation)
+        # e_R = vee(Rd^T R - R^T Rd) / 2; column j of Rd^T R is Rd^T (column j of R)
+        # (unrotate sums in a fixed order: the same bits on every CPU)
+        cross = [unrotate(desired, rotation[:, j]) for j in range(3)]  # cross[j][i]
         attitude_error = 0.5 * np.stack(
-            [cross[2, 1] - cross[1, 2], cross[0, 2] - cross[2, 0], cross[1, 0] - cross[0, 1]]
+            [cross[1][2] - cross[2][1], cross[2][0] - cross[0][2], cross[0][1] - cross[1][0]]
         )
         rate_error = unrotate(rotation, omega)  # body rates
         if yaw_rate is not None:

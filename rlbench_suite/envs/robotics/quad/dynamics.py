@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -80,8 +81,11 @@ class QuadParams:
 
     @functools.cached_property
     def mixer_inverse(self) -> np.ndarray:
-        """``(4, 4)``: (collective thrust, torque x, y, z) -> per-motor thrusts."""
-        return np.linalg.inv(self.mixer)
+        """``(4, 4)``: (collective thrust, torque x, y, z) -> per-motor thrusts.
+
+        The exact inverse rounded once (:func:`exact_inverse`), not LAPACK's, whose kernels
+        round differently on different processors."""
+        return exact_inverse(self.mixer)
 
 
 CRAZYFLIE = QuadParams()
@@ -100,9 +104,41 @@ FULL_AERODYNAMICS = Aerodynamics()
 NO_AERODYNAMICS = Aerodynamics(drag=False, ground_effect=False, downwash=False)
 
 
+def exact_inverse(matrix: np.ndarray) -> np.ndarray:
+    """The inverse of a small square matrix, computed exactly (Gauss-Jordan on fractions)
+    and rounded once to float64: the same bits on every machine."""
+    size = len(matrix)
+    if np.shape(matrix) != (size, size):
+        raise ValueError(f"expected a square matrix, got shape {np.shape(matrix)}")
+    rows = [[Fraction(float(v)) for v in row] + [Fraction(int(i == r)) for i in range(size)]
+            for r, row in enumerate(matrix)]  # fmt: skip
+    for col in range(size):
+        pivot = next((r for r in range(col, size) if rows[r][col] != 0), None)
+        if pivot is None:
+            raise ValueError(f"the matrix is singular:\n{matrix}")
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        rows[col] = [v / rows[col][col] for v in rows[col]]
+        for r in range(size):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col], strict=True)]
+    return np.array([[float(v) for v in row[size:]] for row in rows])
+
+
+def mix(matrix: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``matrix @ columns`` for 2-D ``(m, k)`` and ``(k, n)`` as element-wise products summed in
+    a fixed order: the same bits on every CPU. numpy's ``@`` calls OpenBLAS, whose kernels are
+    chosen per processor and round differently in the last bit (QuadHover's data built on an
+    Intel Xeon did not rebuild on an AMD EPYC)."""
+    total = matrix[:, 0, None] * columns[0]
+    for k in range(1, matrix.shape[1]):
+        total = total + matrix[:, k, None] * columns[k]
+    return total
+
+
 def body_wrench(rpm: np.ndarray, params: QuadParams = CRAZYFLIE) -> tuple[np.ndarray, np.ndarray]:
     """Collective thrust ``(n,)`` [N] along body z and body torques ``(3, n)`` [N m]."""
-    wrench = params.mixer @ (params.kf * rpm * rpm)
+    wrench = mix(params.mixer, params.kf * rpm * rpm)
     return wrench[0], wrench[1:]
 
 
@@ -114,7 +150,7 @@ def motor_rpms(
     The inverse of :func:`body_wrench`; motor thrusts are clipped to what the motors can
     give (0 to the top speed), so a wrench out of reach is approximated.
     """
-    forces = params.mixer_inverse @ np.concatenate([thrust[None], torque], axis=0)
+    forces = mix(params.mixer_inverse, np.concatenate([thrust[None], torque], axis=0))
     return np.sqrt(np.clip(forces / params.kf, 0.0, params.max_rpm**2))
 
 
