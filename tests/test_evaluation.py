@@ -168,6 +168,24 @@ def test_cli_eval_then_reproduce(tmp_path):
     out.write_text(json.dumps(data))
     differs = run_cli("reproduce", str(out), "--workers", "1")
     assert differs.returncode == 1 and "episode 2 (seed 1000002)" in differs.stdout
+    # --write records the re-run (as after an env's code changed its bits), the rest kept
+    data["training_budget_steps"] = 1234
+    out.write_text(json.dumps(data))
+    written = run_cli("reproduce", str(out), "--workers", "1", "--write")
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert f"wrote the re-run into {out} (1 episode differed)" in " ".join(written.stdout.split())
+    now = json.loads(out.read_text())
+    assert now["returns"][2] == data["returns"][2] - 1.0 and now["training_budget_steps"] == 1234
+    assert run_cli("reproduce", str(out), "--workers", "1").returncode == 0
+    # another policy than the file's is never written over it
+    now["returns"][2] += 1.0
+    now["aggregates"]["return_mean"]["point"] += 1.0 / 5
+    now["policy"]["artifact_sha256"] = "ab" * 32
+    out.write_text(json.dumps(now))
+    refused = run_cli("reproduce", str(out), "--workers", "1", "--write")
+    assert refused.returncode == 2 and "not the same environment and policy" in refused.stderr
+    assert "policy artifact_sha256" in refused.stderr
+    assert json.loads(out.read_text()) == now  # untouched
 
 
 @pytest.mark.parametrize(
@@ -249,3 +267,12 @@ def test_evaluate_vector_scores_one_episode_per_seed_as_single_envs_do():
         single.append(total)
     assert score == {"mean_return": float(np.mean(single)), "success_rate": 0.0}
     assert 1 < score["mean_return"] < 50  # pushing left topples it within a few dozen steps
+
+
+def test_reproduce_write_refuses_a_training_run(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    done = run_cli("reproduce", str(run), "--write")
+    assert done.returncode == 2 and "--write takes a result file" in done.stderr
+    assert (run / "run.json").read_text() == "{}"

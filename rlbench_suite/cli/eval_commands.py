@@ -15,6 +15,7 @@ from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
 from rlbench_suite.core.result import Result, ResultError, load_result
+from rlbench_suite.core.wording import counted
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import BACKENDS
 from rlbench_suite.paths import result_file
@@ -245,13 +246,26 @@ def reproduce(
     out: Annotated[
         Path | None, typer.Option(help="Training runs: re-train here (default: a temp folder).")
     ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Where the episodes differ, record the re-run's "
+                           "episodes, aggregates and provenance in the result file (same "
+                           "protocol, env spec and policy; refused otherwise).")
+    ] = False,
 ) -> None:  # fmt: skip
     """Re-run a result's evaluation from its protocol and policy, or re-train a training run
     from its record and compare the final evaluations; report any difference."""
     from rlbench_suite.baselines.reproduce_run import is_training_run
-    from rlbench_suite.evaluation.reproduce import compare_runs, provenance_changes, rerun
+    from rlbench_suite.evaluation.reproduce import (
+        compare_runs,
+        provenance_changes,
+        rerun,
+        rescored,
+    )
 
     if is_training_run(result_file):
+        if write:
+            raise fail("--write takes a result file; a training run is re-trained elsewhere "
+                       "(--out) and compared, never rewritten")  # fmt: skip
         from rlbench_suite.cli.reproduce_run_command import reproduce_training_run
 
         reproduce_training_run(result_file, out, workers or 1)
@@ -273,4 +287,11 @@ def reproduce(
         return
     for line in differences:
         console.print(f"[red]differs:[/red] {line}")
-    raise typer.Exit(1)
+    if not write:
+        raise typer.Exit(1)
+    try:
+        rescored(original, again).save(result_file)
+    except ValueError as exc:
+        raise fail(exc) from None
+    console.print(f"wrote the re-run into {result_file} ({counted(len(differences), 'episode')} "
+                  "differed)")  # fmt: skip

@@ -30,17 +30,7 @@ def compare_runs(
 
     ``policy_keys``: the policy's recorded fields that must agree (a re-trained policy lives
     at another path, so its ``spec`` differs by nature)."""
-    differences = []
-    now = spec_hash(resolve_card(original.env_id))
-    if now != original.spec_hash:
-        differences.append(
-            f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "
-            f"{now[:12]} now)"
-        )
-    for key in policy_keys:
-        if original.policy.get(key) != again.policy.get(key):
-            recorded, now = original.policy.get(key), again.policy.get(key)
-            differences.append(f"policy {key}: {recorded!r} recorded, {now!r} now")
+    differences = identity_changes(original, again, policy_keys)
     fields = ("returns", "lengths", "successes")
     for index, seed in enumerate(original.seeds):
         before = tuple(getattr(original, f)[index] for f in fields)
@@ -51,6 +41,39 @@ def compare_runs(
                 f"{after} now"
             )
     return differences
+
+
+def identity_changes(
+    original: Result, again: Result, policy_keys: tuple[str, ...] = POLICY_KEYS
+) -> list[str]:
+    """What makes ``again`` a run of another environment spec or policy than ``original``
+    (empty: the same env and policy, whatever their episodes gave)."""
+    changes = []
+    now = spec_hash(resolve_card(original.env_id))
+    if now != original.spec_hash:
+        changes.append(
+            f"the environment spec changed (hash {original.spec_hash[:12]} recorded, "
+            f"{now[:12]} now)"
+        )
+    for key in policy_keys:
+        if original.policy.get(key) != again.policy.get(key):
+            recorded, now = original.policy.get(key), again.policy.get(key)
+            changes.append(f"policy {key}: {recorded!r} recorded, {now!r} now")
+    return changes
+
+
+def rescored(original: Result, again: Result) -> Result:
+    """``original`` with the episodes, aggregates and provenance of ``again``, a re-run of the
+    same protocol, env spec and policy: a committed result brought up to date after the env's
+    code changed its bits (the rest, such as the training budget, is kept). A re-run of another
+    spec or policy is refused (ValueError naming what changed)."""
+    changed = identity_changes(original, again)
+    if changed:
+        raise ValueError("not the same environment and policy, so not written: "
+                         + "; ".join(changed))  # fmt: skip
+    fields = ("returns", "lengths", "successes", "aggregates", "normalized_score",
+              "provenance")  # fmt: skip
+    return original.model_copy(update={f: getattr(again, f) for f in fields})
 
 
 def provenance_changes(original: Result, again: Result) -> list[str]:
