@@ -1,6 +1,7 @@
 """Fixtures of the leaderboard tests: one throwaway PostgreSQL cluster per test process
 (pytest-xdist workers each start their own, on their own port), a fresh database per test on
-SQLite and on PostgreSQL, and the zoo's committed results as a corpus."""
+SQLite and on PostgreSQL, and the zoo's committed results as a corpus (imported once per test
+process and backend, then copied into each test's database)."""
 
 from __future__ import annotations
 
@@ -218,15 +219,77 @@ def random_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return paths
 
 
-@pytest.fixture
-def seeded(db_url: str, random_results: list[Path]):
-    """A migrated database with the zoo envs, the zoo's results and the random results."""
-    from rlbench_suite.leaderboard.importer import import_files
+class ZooDatabases:
+    """The zoo's results imported once per test process and backend (a template database),
+    then copied into each test's fresh database: importing them took 8 to 20 s a test, and
+    over 200 tests start from them. A copy is the template's rows, ids and sequences."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.templates: dict[str, str] = {}
+
+    def _template(self, kind: str, server: str | None) -> str:
+        if kind not in self.templates:
+            from rlbench_suite.leaderboard.importer import import_files
+            from rlbench_suite.leaderboard.startup import prepare_database
+
+            if server is None:
+                url = f"sqlite:///{self.folder / 'zoo-template.sqlite'}"
+            else:
+                url = create_database(server, "zoo_template_" + uuid.uuid4().hex[:12])
+            cards, spec_hash = leaderboard_cards(ZOO_ENVS)
+            factory = prepare_database(url, cards, spec_hash)
+            assert import_files(factory, ZOO_RESULTS).refused == []
+            factory.kw["bind"].dispose()  # a PostgreSQL template takes no open connection
+            self.templates[kind] = url
+        return self.templates[kind]
+
+    def copy_into(self, db_url: str) -> None:
+        """Make the fresh, empty database at ``db_url`` (:func:`db_url`) the zoo's."""
+        import sqlite3
+
+        from sqlalchemy import create_engine, text
+
+        if db_url.startswith("sqlite:///"):
+            template = self._template("sqlite", None).removeprefix("sqlite:///")
+            with sqlite3.connect(template) as source, sqlite3.connect(
+                db_url.removeprefix("sqlite:///")
+            ) as target:
+                source.backup(target)
+            return
+        server, name = db_url.rsplit("/", 1)
+        template = self._template("postgresql", server).rsplit("/", 1)[1]
+        admin = create_engine(
+            f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
+            isolation_level="AUTOCOMMIT",
+        )
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def zoo_databases(tmp_path_factory: pytest.TempPathFactory) -> ZooDatabases:
+    """This test process's zoo templates (:class:`ZooDatabases`)."""
+    return ZooDatabases(tmp_path_factory.mktemp("zoo-template"))
+
+
+def zoo_factory(db_url: str, zoo_databases: ZooDatabases):
+    """A session factory of the database at ``db_url``, made a copy of the zoo's."""
     from rlbench_suite.leaderboard.startup import prepare_database
 
-    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
-    factory = prepare_database(db_url, cards, spec_hash)
-    report = import_files(factory, [*ZOO_RESULTS, *random_results])
+    zoo_databases.copy_into(db_url)
+    return prepare_database(db_url)  # migrated already: checks the schema is the latest
+
+
+@pytest.fixture
+def seeded(db_url: str, random_results: list[Path], zoo_databases: ZooDatabases):
+    """A migrated database with the zoo envs, the zoo's results and the random results."""
+    from rlbench_suite.leaderboard.importer import import_files
+
+    factory = zoo_factory(db_url, zoo_databases)
+    report = import_files(factory, random_results)
     assert report.refused == []
     yield factory
     factory.kw["bind"].dispose()
@@ -277,21 +340,17 @@ def make_onnx(custom_domain: str | None = None, loop: bool = False) -> bytes:
 
 
 @pytest.fixture
-def app_client(db_url: str):
+def app_client(db_url: str, zoo_databases: ZooDatabases):
     """A TestClient of the site over a database holding the zoo's results, a live token
     ``alice`` and a revoked token ``mallory``; yields (client, factory, alice's token,
     mallory's token)."""
     from fastapi.testclient import TestClient
 
     from rlbench_suite.leaderboard.app import create_app
-    from rlbench_suite.leaderboard.importer import import_files
     from rlbench_suite.leaderboard.limits import Limits
-    from rlbench_suite.leaderboard.startup import prepare_database
     from rlbench_suite.leaderboard.tokens import create_token, revoke_token
 
-    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
-    factory = prepare_database(db_url, cards, spec_hash)
-    assert import_files(factory, ZOO_RESULTS).refused == []
+    factory = zoo_factory(db_url, zoo_databases)
     with factory.begin() as session:
         _, alice = create_token(session, "alice")
         _, mallory = create_token(session, "mallory")

@@ -12,12 +12,10 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from rlbench_suite.leaderboard.app import create_app
-from rlbench_suite.leaderboard.importer import import_files
 from rlbench_suite.leaderboard.limits import Limits
-from rlbench_suite.leaderboard.startup import prepare_database
 from rlbench_suite.leaderboard.tokens import create_token, revoke_token
 from tests.conftest import run_cli
-from tests.leaderboard_support import ZOO_ENVS, ZOO_RESULTS, leaderboard_cards
+from tests.leaderboard_support import ZOO_RESULTS, zoo_factory
 
 HOSTILE = {
     "authors": '<script>alert("authors")</script> & "><img src=x onerror=alert(1)>',
@@ -28,12 +26,10 @@ HOSTILE = {
 
 
 @pytest.fixture
-def site(db_url):
+def site(db_url, zoo_databases):
     """(client, db url, {token name: value}) with alice's method ``alice-ppo`` (created by her
     result) beside the imported zoo methods."""
-    cards, spec_hash = leaderboard_cards(ZOO_ENVS)
-    factory = prepare_database(db_url, cards, spec_hash)
-    assert import_files(factory, ZOO_RESULTS).refused == []
+    factory = zoo_factory(db_url, zoo_databases)
     tokens = {}
     with factory.begin() as session:
         for name in ("alice", "bob", "mallory"):

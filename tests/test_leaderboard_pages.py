@@ -20,6 +20,7 @@ from rlbench_suite.leaderboard import plots
 from rlbench_suite.leaderboard.app import create_app
 from rlbench_suite.leaderboard.models import Environment, Method, Result, Suite
 from rlbench_suite.paths import plot_cache_dir
+from tests.leaderboard_support import ZOO_RESULTS, leaderboard_cards
 
 CARD_IDS = {c.id for c in select_cards()}
 ROW = re.compile(
@@ -32,6 +33,24 @@ ROW = re.compile(
 def site(seeded):
     with TestClient(create_app(seeded)) as client:
         yield client, seeded
+
+
+SMALL_ENVS = ("rlbench/Acrobot-v1", "rlbench/CartPole-v1")
+
+
+@pytest.fixture
+def small_site(db_url, random_results):
+    """A site of two envs and their results (the zoo's and the random ones): what an export's
+    mechanics need, exported in seconds (the whole zoo's site takes minutes)."""
+    from rlbench_suite.leaderboard.importer import import_files
+    from rlbench_suite.leaderboard.startup import prepare_database
+
+    factory = prepare_database(db_url, *leaderboard_cards(SMALL_ENVS))
+    files = [p for p in ZOO_RESULTS if json.loads(p.read_text())["env_id"] in SMALL_ENVS]
+    assert import_files(factory, [*files, *random_results]).refused == []
+    with TestClient(create_app(factory)) as client:
+        yield client, factory
+    factory.kw["bind"].dispose()
 
 
 def ranking_rows(page: str) -> list[tuple[str, str, float, float, float]]:
@@ -402,12 +421,12 @@ def test_the_site_exports_as_static_files_whose_links_resolve(site, tmp_path):
             assert target.is_file() or (target / "index.html").is_file(), (page, link)
 
 
-def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(site, tmp_path):
+def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(small_site, tmp_path):
     """The plots (most of an export's time) come from forked workers: the tree is the same,
     byte for byte, as when this process renders everything."""
     from rlbench_suite.leaderboard.export import export_site
 
-    client, _ = site
+    client, _ = small_site
     alone = export_site(client.app, tmp_path / "alone", workers=0)
     shared = export_site(client.app, tmp_path / "shared", workers=2)
 
@@ -420,13 +439,13 @@ def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(site
     assert any(name.startswith("plots/results/") for name in mine)
 
 
-def test_an_export_replaces_an_earlier_export_and_refuses_a_foreign_folder(site, tmp_path):
+def test_an_export_replaces_an_earlier_export_and_refuses_a_foreign_folder(small_site, tmp_path):
     """A second export into the same folder leaves no file of the first behind (a result
     deleted since keeps no page on the host); a folder holding other files is refused, and
     nothing in it is touched."""
     from rlbench_suite.leaderboard.export import MARKER, ExportFolderError, export_site
 
-    client, _ = site
+    client, _ = small_site
     out = tmp_path / "site"
     first = export_site(client.app, out, workers=0)
     (out / "results" / "99999").mkdir(parents=True)
