@@ -247,13 +247,14 @@ class ZooDatabases:
     def copy_into(self, db_url: str) -> None:
         """Make the fresh, empty database at ``db_url`` (:func:`db_url`) the zoo's."""
         import sqlite3
+        from contextlib import closing
 
         from sqlalchemy import create_engine, text
 
         if db_url.startswith("sqlite:///"):
             template = self._template("sqlite", None).removeprefix("sqlite:///")
-            with sqlite3.connect(template) as source, sqlite3.connect(
-                db_url.removeprefix("sqlite:///")
+            with closing(sqlite3.connect(template)) as source, closing(
+                sqlite3.connect(db_url.removeprefix("sqlite:///"))
             ) as target:
                 source.backup(target)
             return

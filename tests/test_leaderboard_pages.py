@@ -426,9 +426,13 @@ def test_the_export_renders_its_plots_in_worker_processes_to_the_same_bytes(smal
     byte for byte, as when this process renders everything."""
     from rlbench_suite.leaderboard.export import export_site
 
-    client, _ = small_site
+    client, factory = small_site
+    drawings = (plots.episode_returns, plots.score_distribution, plots.performance_profiles)
+    for draw in drawings:
+        draw.cache_clear()  # nothing drawn is inherited by the workers: they draw every plot
+    shared = export_site(create_app(factory), tmp_path / "shared", workers=2)  # no cached pages
+    assert [draw.cache_info().currsize for draw in drawings] == [0, 0, 0]  # none drawn here
     alone = export_site(client.app, tmp_path / "alone", workers=0)
-    shared = export_site(client.app, tmp_path / "shared", workers=2)
 
     def tree(files, root):
         return {f.relative_to(root).as_posix(): f.read_bytes() for f in files}
