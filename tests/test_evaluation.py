@@ -188,6 +188,23 @@ def test_cli_eval_then_reproduce(tmp_path):
     assert json.loads(out.read_text()) == now  # untouched
 
 
+def test_a_rescored_result_keeps_its_normalized_score_with_the_references_it_is_on():
+    """An offline id's result names the dataset card's references beside its normalized score:
+    a re-run written over it brings both, never a new score on the old references."""
+    from rlbench_suite.evaluation.reproduce import rescored
+
+    path = next((REPO / "baselines/results/Acrobot-medium-v0").rglob("result.json"))
+    original = load_result(path)
+    assert original.normalization is not None and original.normalized_score is not None
+    references = original.normalization.model_copy(update={"expert": -70.0})
+    score = original.normalized_score.model_copy(update={"point": 12.5})
+    again = original.model_copy(update={"normalization": references, "normalized_score": score,
+                                        "training_budget_steps": None})  # fmt: skip
+    written = rescored(original, again)
+    assert (written.normalization, written.normalized_score) == (references, score)
+    assert written.training_budget_steps == original.training_budget_steps
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -63,16 +63,17 @@ def identity_changes(
 
 
 def rescored(original: Result, again: Result) -> Result:
-    """``original`` with the episodes, aggregates and provenance of ``again``, a re-run of the
-    same protocol, env spec and policy: a committed result brought up to date after the env's
-    code changed its bits (the rest, such as the training budget, is kept). A re-run of another
-    spec or policy is refused (ValueError naming what changed)."""
+    """``original`` with the episodes, aggregates (the normalized score with the references it is
+    on) and provenance of ``again``, a re-run of the same protocol, env spec and policy: a
+    committed result brought up to date after the env's code changed its bits (the rest, such
+    as the training budget, is kept). A re-run of another spec or policy is refused (ValueError
+    naming what changed)."""
     changed = identity_changes(original, again)
     if changed:
         raise ValueError("not the same environment and policy, so not written: "
                          + "; ".join(changed))  # fmt: skip
     fields = ("returns", "lengths", "successes", "aggregates", "normalized_score",
-              "provenance")  # fmt: skip
+              "normalization", "provenance")  # fmt: skip
     return original.model_copy(update={f: getattr(again, f) for f in fields})
 
 
