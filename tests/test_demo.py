@@ -368,6 +368,40 @@ def test_ctrl_c_names_the_step_it_stopped(tmp_path):
     assert str(tmp_path) in err
 
 
+def test_a_ctrl_c_that_a_finalizer_swallowed_still_stops_the_step(monkeypatch):
+    """Python drops an exception raised inside a finalizer or weakref callback ("Exception
+    ignored in ..."): a Ctrl-C whose handler ran there (a fresh-clone run caught one in
+    SQLAlchemy's weakref callback, and the demo ran on to the end and exited 0) stops the step
+    at its next line, named as any Ctrl-C is."""
+    import io
+    import types
+
+    from rich.console import Console
+
+    from rlbench_suite.demo.report import DemoInterrupted, Reporter
+
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_type))
+
+    class Finalized:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)  # the handler runs here, inside the finalizer
+
+    out = Reporter(Console(file=io.StringIO()), total=2)
+    printed = []
+    stopped = pytest.raises(DemoInterrupted, match=r"step 1/2 \(work\)")
+    with stopped, out.watch_interrupts(), out.step(1, "work"):
+        Finalized()
+        assert dropped == [] and out.interrupted  # dropped without a traceback
+        sys.unraisablehook(types.SimpleNamespace(exc_type=ValueError))  # others still shown
+        assert dropped == [ValueError]
+        out.say("the next line")
+        printed.append("the next line")
+    assert printed == []
+    with out.step(2, "after"):  # delivered once: the next step is not stopped again
+        out.say("more")
+
+
 def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch):
     """COLUMNS=80, piped: the narrow table wraps its cells; before, rich dropped the
     'verified' column and cut the others."""

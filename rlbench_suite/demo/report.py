@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
@@ -77,10 +78,13 @@ class Reporter:
     interrupted: bool = False
     """Set by :meth:`watch_interrupts`' handler: an error after Ctrl-C is the interruption
     (a signal landing in a C extension's import can surface as an ImportError)."""
+    delivered: bool = False
+    """Whether the interruption reached the demo as an exception (:meth:`stop_if_swallowed`)."""
 
     @contextlib.contextmanager
     def watch_interrupts(self) -> Iterator[None]:
-        """Ctrl-C raises KeyboardInterrupt as usual, and is remembered (main thread only)."""
+        """Ctrl-C raises KeyboardInterrupt as usual, and is remembered (main thread only); one
+        that Python drops inside a finalizer prints no traceback (:meth:`stop_if_swallowed`)."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -89,14 +93,31 @@ class Reporter:
             self.interrupted = True
             signal.default_int_handler(signum, frame)
 
-        previous = signal.signal(signal.SIGINT, handler)
+        def unraisable(info: sys.UnraisableHookArgs) -> None:
+            if not issubclass(info.exc_type, KeyboardInterrupt):
+                hook(info)  # a Ctrl-C dropped in a finalizer is no traceback: the demo stops
+
+        previous, hook = signal.signal(signal.SIGINT, handler), sys.unraisablehook
+        sys.unraisablehook = unraisable
         try:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+            sys.unraisablehook = hook
+
+    def stop_if_swallowed(self) -> None:
+        """Raise KeyboardInterrupt for a Ctrl-C whose exception never reached the demo: the
+        handler runs wherever the main thread is, and one raised inside a finalizer or a weakref
+        callback (SQLAlchemy's, say) is printed as "Exception ignored" and dropped by Python.
+        Called at each line the demo prints and at each step's end, so it stops there."""
+        if self.interrupted and not self.delivered:
+            self.delivered = True
+            raise KeyboardInterrupt
 
     def say(self, text: str, style: str | None = None) -> None:
-        """A line of prose, wrapped at word boundaries (:func:`print_wrapped`)."""
+        """A line of prose, wrapped at word boundaries (:func:`print_wrapped`); first, a Ctrl-C
+        that was swallowed stops the demo (:meth:`stop_if_swallowed`)."""
+        self.stop_if_swallowed()
         print_wrapped(self.console, text, style)
 
     def made_here(self, what: str, where: object, *, kept: bool = False) -> None:
@@ -113,12 +134,15 @@ class Reporter:
         self.say(f"[{number}/{self.total}] {title}", style="bold")
         try:
             yield
+            self.stop_if_swallowed()
         except (DemoError, DemoInterrupted):
             raise
         except KeyboardInterrupt:
+            self.delivered = True
             raise DemoInterrupted(where) from None
         except Exception as exc:
             if self.interrupted:
+                self.delivered = True
                 raise DemoInterrupted(where) from None
             raise DemoError(f"{where} failed: {one_line(exc)}") from exc
 
