@@ -72,6 +72,23 @@ def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_number
     assert "trained: the best" not in done.stdout  # no legend for a column left out
 
 
+def test_a_table_too_wide_even_without_its_optional_columns_is_printed_whole():
+    """COLUMNS=80: the datasets' ids alone leave too little room, and rich cut the steps
+    column to its first digits ("195" for 19542) and dropped three columns; now every cell is
+    whole, the lines longer than 80 (the terminal folds them)."""
+    from rlbench_suite.core.dataset_cards import dataset_cards
+
+    done = run_cli("datasets", "list", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    rows = [[c.strip() for c in line.strip("│ ").split("│")]
+            for line in done.stdout.splitlines() if line.startswith("│ rlbench/")]  # fmt: skip
+    cards = dataset_cards()
+    assert {r[0] for r in rows} == set(cards) and "…" not in done.stdout
+    assert all(len(r) == 7 for r in rows)  # id, kind, episodes, steps, size, normalized, cached
+    assert all(r[3] == str(cards[r[0]].steps) for r in rows)
+    assert "env left out at this width" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("seeds", "expected"),
     [("5-2", "runs backwards"), ("1,x", "give integers >= 0"), ("3,3", "repeated")],

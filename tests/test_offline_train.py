@@ -109,6 +109,35 @@ def test_an_online_algorithm_on_an_offline_id_names_the_offline_ones(data_dir):
     assert "rlbench/Pendulum-v1" in text
 
 
+def test_an_online_algorithm_on_discrete_data_names_the_offline_ones_that_fit(data_dir):
+    text = _one_line(DISCRETE, "--algo", "ppo")
+    assert "is an offline id" in text and "--algo bc | cql;" in text  # not td3bc or iql
+
+
+def test_a_typo_in_an_offline_id_suggests_datasets_not_envs_to_train_on(data_dir):
+    text = _one_line("rlbench/CartPole-meduim-v0", "--algo", "bc")
+    assert "Did you mean" in text and "rlbench/CartPole-medium-v0" in text
+    assert "Ids with bc hyperparameters" not in text  # env ids, which bc refuses
+    assert "bc has hyperparameters for the datasets of" in text and "datasets list" in text
+
+
+def test_corrupt_cached_data_is_one_error_line_not_a_traceback(offline_data, tmp_path,
+                                                               monkeypatch):  # fmt: skip
+    import shutil
+
+    from rlbench_suite.datasets.cache import dataset_folder
+
+    root = shutil.copytree(offline_data, tmp_path / "data")
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(root))
+    data = dataset_folder(get_dataset_card(DISCRETE), root / "datasets") / "data/main_data.hdf5"
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    text = _one_line(DISCRETE, "--algo", "bc", "--budget", "10")
+    assert text.startswith("error: ") and "Traceback" not in text
+    assert str(data) in text or "main_data.hdf5" in text
+
+
 def test_an_offline_algorithm_on_an_online_id_names_its_datasets(data_dir):
     text = _one_line("rlbench/Pendulum-v1", "--algo", "iql")
     assert "offline algorithm" in text and "rlbench/Pendulum-medium-v0" in text

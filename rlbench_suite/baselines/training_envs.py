@@ -42,8 +42,10 @@ def card_for(env_id: str, algo: Algorithm) -> EnvCard:
             known = ", ".join(read_file(hyperparams_file(algo))) or "none"
         except HyperparamsError:
             known = "none"
+        if algo.offline:  # its entries are envs, for their datasets: no env id trains it
+            raise UnknownEnvError(f"{exc} {algo.name} has hyperparameters for the datasets of "
+                                  f"{known} (`rlbench datasets list` names them)") from None
         raise UnknownEnvError(f"{exc} Ids with {algo.name} hyperparameters: {known}") from None
-    offline = [a.name for a in ALGORITHMS.values() if a.offline]
     online = [a.name for a in ALGORITHMS.values() if not a.offline]
     dataset = dataset_of(card)
     if dataset is not None:
@@ -52,9 +54,13 @@ def card_for(env_id: str, algo: Algorithm) -> EnvCard:
         except ValueError as exc:
             raise TrainError(str(exc)) from None
     if dataset is not None and not algo.offline:
+        probe = gym.make(card.id)
+        space = probe.action_space
+        probe.close()
+        fitting = [a.name for a in ALGORITHMS.values() if a.offline and a.supports(space)]
         raise TrainError(
             f"{card.id} is an offline id (a dataset): train on it with --algo "
-            f"{' | '.join(offline)}; --algo {algo.name} trains online, on {dataset.env_id}"
+            f"{' | '.join(fitting)}; --algo {algo.name} trains online, on {dataset.env_id}"
         )
     if dataset is None and algo.offline:
         ids = [d for d in dataset_cards() if dataset_cards()[d].env_id == card.id]

@@ -77,7 +77,9 @@ def print_table(
     """Print a table whose cells are never cut or wrapped; return the columns shown.
 
     Where the console is too narrow, the ``optional`` columns are left out (last named
-    first) and a note names them; piped output is never narrow (:func:`make_console`).
+    first) and a note names them; piped output is never narrow (:func:`make_console`). A table
+    still wider than the console is printed whole, its lines longer than the console (the
+    terminal folds them), never with a cell cut short.
     """
     widths = {c: max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)}
     shown = list(columns)
@@ -92,7 +94,11 @@ def print_table(
         table.add_column(name, no_wrap=True, min_width=widths[name])
     for row in rows:
         table.add_row(*(cell for name, cell in zip(columns, row, strict=True) if name in shown))
-    console.print(table)
+    needed = sum(widths[c] + 3 for c in shown) + 1
+    if needed <= console.width:
+        console.print(table)
+    else:  # rich would shrink the columns, cutting cells ("19542" as "195"), or drop some
+        console.print(table, width=needed, crop=False)
     if hidden:
         console.print(f"({', '.join(hidden)} left out at this width; widen the terminal or pipe "
                       "the output to see them)")  # fmt: skip

@@ -125,6 +125,7 @@ def train_command(
     from rlbench_suite.baselines.algorithms import UnknownAlgorithmError
     from rlbench_suite.baselines.hyperparams import HyperparamsError
     from rlbench_suite.baselines.train import TrainConfig, TrainError, train
+    from rlbench_suite.datasets.storage import DatasetFileError
 
     config = TrainConfig(
         env_id=env_id,
@@ -144,7 +145,8 @@ def train_command(
     try:
         with _Display(f"{env_id} {algo} seed {seed}") as display:
             report = train(config, on_progress=display, on_notice=_notice)
-    except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError) as e:
+    except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError,
+            DatasetFileError) as e:  # fmt: skip
         # one line, unwrapped, so it can be grepped and read in logs
         errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from rlbench_suite.core.dataset_cards import DATA_FILE, DataFile, DatasetCard
-from rlbench_suite.datasets.storage import DatasetFileError, content_hash, read_episodes
+from rlbench_suite.datasets.storage import (
+    REPAIR,
+    DatasetFileError,
+    content_hash,
+    read_episodes,
+)
 from rlbench_suite.paths import datasets_dir
 from rlbench_suite.policies.core import file_sha256
 
@@ -116,7 +121,8 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
         try:
             actual = content_hash(read_episodes(data))
         except DatasetFileError as exc:
-            problems.append(Problem(data, str(exc).removeprefix(f"{data}: ")))
+            why = str(exc).removeprefix(f"{data}: ").removesuffix(f"; {REPAIR}")
+            problems.append(Problem(data, why))
         else:
             if actual != card.content_sha256:
                 problems.append(Problem(data, f"content hash mismatch: expected "

@@ -57,6 +57,10 @@ STEP_KEYS = ("actions", "rewards", "terminations", "truncations")
 EPISODE_KEYS = ("observations", *STEP_KEYS)
 
 
+REPAIR = "run `rlbench datasets verify` and download or build it again"
+"""What to do about a dataset file that does not read (``verify`` itself says less)."""
+
+
 class DatasetFileError(OSError):
     """A dataset file that is missing, truncated or corrupt; the message names it."""
 
@@ -330,8 +334,7 @@ def read_episodes(path: Path) -> Iterator[Episode]:
         raise
     except (OSError, KeyError, ValueError) as exc:
         raise DatasetFileError(
-            f"{path}: not a readable dataset file, truncated or corrupt ({exc}); run "
-            "`rlbench datasets verify` and download or build it again"
+            f"{path}: not a readable dataset file, truncated or corrupt ({exc}); {REPAIR}"
         ) from None
 
 
