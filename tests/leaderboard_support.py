@@ -131,14 +131,21 @@ def postgres_cluster() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def create_database(server: str, name: str) -> str:
-    """A new database ``name`` on the cluster at ``server``; returns its URL."""
-    from sqlalchemy import create_engine, text
+def admin_engine(server: str):
+    """An autocommit engine on the cluster's ``postgres`` database (CREATE and DROP DATABASE)."""
+    from sqlalchemy import create_engine
 
-    admin = create_engine(
+    return create_engine(
         f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
         isolation_level="AUTOCOMMIT",
     )
+
+
+def create_database(server: str, name: str) -> str:
+    """A new database ``name`` on the cluster at ``server``; returns its URL."""
+    from sqlalchemy import text
+
+    admin = admin_engine(server)
     with admin.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
@@ -168,14 +175,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'leaderboard.sqlite'}"
         return
     server = request.getfixturevalue("postgres_server")
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import text
 
     name = "lb_" + uuid.uuid4().hex[:12]
     url = create_database(server, name)
-    admin = create_engine(
-        f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
-        isolation_level="AUTOCOMMIT",
-    )
+    admin = admin_engine(server)
     try:
         yield url
     finally:
@@ -249,7 +253,7 @@ class ZooDatabases:
         import sqlite3
         from contextlib import closing
 
-        from sqlalchemy import create_engine, text
+        from sqlalchemy import text
 
         if db_url.startswith("sqlite:///"):
             template = self._template("sqlite", None).removeprefix("sqlite:///")
@@ -260,10 +264,7 @@ class ZooDatabases:
             return
         server, name = db_url.rsplit("/", 1)
         template = self._template("postgresql", server).rsplit("/", 1)[1]
-        admin = create_engine(
-            f"{server}/postgres".replace("postgresql://", "postgresql+psycopg://"),
-            isolation_level="AUTOCOMMIT",
-        )
+        admin = admin_engine(server)
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
             connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
