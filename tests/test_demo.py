@@ -4,6 +4,7 @@ a taken port, an unknown dataset, Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -363,43 +364,70 @@ def test_ctrl_c_names_the_step_it_stopped(tmp_path):
         _, err = process.communicate(timeout=120)
     finally:
         process.kill()
-    assert process.returncode == 130
+    # 130, or death by SIGINT, which a shell also reports as 130: CPython 3.11 makes `python -m`
+    # exit so when the KeyboardInterrupt, though caught, was raised inside exec() of a string
+    # (a dataclass's methods being made by an import the Ctrl-C cut short)
+    assert process.returncode in (130, -signal.SIGINT), err
     assert "interrupted during step 2/6 (the shipped baselines on a quick suite)" in err
     assert str(tmp_path) in err
 
 
-def test_a_ctrl_c_that_a_finalizer_swallowed_still_stops_the_step(monkeypatch):
+def test_a_ctrl_c_that_was_swallowed_still_stops_the_step_once(monkeypatch):
     """Python drops an exception raised inside a finalizer or weakref callback ("Exception
     ignored in ..."): a Ctrl-C whose handler ran there (a fresh-clone run caught one in
-    SQLAlchemy's weakref callback, and the demo ran on to the end and exited 0) stops the step
-    at its next line, named as any Ctrl-C is."""
+    SQLAlchemy's weakref callback, and the demo ran on to the end and exited 0) is sent again
+    outside it, and stops the step, named as any Ctrl-C is; so does one a library's catch-all
+    swallowed, at the next line; and none arrives twice."""
     import io
-    import types
+    import time
 
     from rich.console import Console
 
     from rlbench_suite.demo.report import DemoInterrupted, Reporter
 
     dropped = []
-    monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_type))
+    before = lambda u: dropped.append(u.exc_type)  # noqa: E731
+    monkeypatch.setattr(sys, "unraisablehook", before)
 
     class Finalized:
         def __del__(self):
             signal.raise_signal(signal.SIGINT)  # the handler runs here, inside the finalizer
 
     out = Reporter(Console(file=io.StringIO()), total=2)
-    printed = []
+    reached = []
+    started = time.monotonic()
     stopped = pytest.raises(DemoInterrupted, match=r"step 1/2 \(work\)")
     with stopped, out.watch_interrupts(), out.step(1, "work"):
         Finalized()
-        assert dropped == [] and out.interrupted  # dropped without a traceback
-        sys.unraisablehook(types.SimpleNamespace(exc_type=ValueError))  # others still shown
-        assert dropped == [ValueError]
-        out.say("the next line")
-        printed.append("the next line")
-    assert printed == []
+        time.sleep(10)  # the Ctrl-C, sent again, interrupts the sleep
+        reached.append("after the sleep")
+    assert reached == [] and time.monotonic() - started < 5
+    assert dropped == [] and out.interrupted  # dropped without a traceback
+    assert sys.unraisablehook is before  # the demo's hook is gone with its watch
     with out.step(2, "after"):  # delivered once: the next step is not stopped again
         out.say("more")
+
+    # a Ctrl-C a library swallowed (``except BaseException``) stops the step at its next line
+    out = Reporter(Console(file=io.StringIO()), total=2)
+    stopped = pytest.raises(DemoInterrupted, match=r"step 1/2")
+    with stopped, out.watch_interrupts(), out.step(1, "work"):
+        with contextlib.suppress(BaseException):  # as a library's catch-all would
+            signal.raise_signal(signal.SIGINT)
+        out.say("the next line")
+        reached.append("the next line")
+    assert reached == []
+
+    # an error the dropped Ctrl-C caused (SQLAlchemy's pool, say) is the interruption, and the
+    # Ctrl-C is not sent again after the demo stopped for it
+    out = Reporter(Console(file=io.StringIO()), total=2)
+    stopped = pytest.raises(DemoInterrupted, match=r"step 1/2")
+    with stopped, out.watch_interrupts(), out.step(1, "work"):
+        Finalized()
+        raise RuntimeError("a connection pool left broken")
+    try:
+        time.sleep(0.3)
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C arrived a second time")
 
 
 def test_the_summary_table_keeps_every_column_and_cell_at_80_columns(monkeypatch):

@@ -19,6 +19,7 @@ from rich.text import Text
 import rlbench_suite
 from rlbench_suite.core.cards import CardError, EnvCard, RefScore
 from rlbench_suite.core.catalog import UnknownEnvError, catalog_errors, get_card, select_cards
+from rlbench_suite.interrupts import redeliver_swallowed_interrupts
 
 app = typer.Typer(
     name="rlbench",
@@ -140,6 +141,7 @@ def main(
     """rlbench-suite command line."""
     # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    redeliver_swallowed_interrupts()  # a Ctrl-C dropped inside a finalizer still stops a command
     importable_here()
     if cards:
         try:

@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from rlbench_suite.interrupts import cancel_redelivery, redeliver_swallowed_interrupts
+
 
 class DemoError(RuntimeError):
     """A step of the demo failed; the message names the step and says why, on one line."""
@@ -84,7 +86,9 @@ class Reporter:
     @contextlib.contextmanager
     def watch_interrupts(self) -> Iterator[None]:
         """Ctrl-C raises KeyboardInterrupt as usual, and is remembered (main thread only); one
-        that Python drops inside a finalizer prints no traceback (:meth:`stop_if_swallowed`)."""
+        that Python drops inside a finalizer is sent again a moment later
+        (:func:`rlbench_suite.interrupts.redeliver_swallowed_interrupts`), and one that anything
+        else swallowed stops the demo at its next line (:meth:`stop_if_swallowed`)."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -93,12 +97,8 @@ class Reporter:
             self.interrupted = True
             signal.default_int_handler(signum, frame)
 
-        def unraisable(info: sys.UnraisableHookArgs) -> None:
-            if not issubclass(info.exc_type, KeyboardInterrupt):
-                hook(info)  # a Ctrl-C dropped in a finalizer is no traceback: the demo stops
-
         previous, hook = signal.signal(signal.SIGINT, handler), sys.unraisablehook
-        sys.unraisablehook = unraisable
+        redeliver_swallowed_interrupts()
         try:
             yield
         finally:
@@ -107,12 +107,17 @@ class Reporter:
 
     def stop_if_swallowed(self) -> None:
         """Raise KeyboardInterrupt for a Ctrl-C whose exception never reached the demo: the
-        handler runs wherever the main thread is, and one raised inside a finalizer or a weakref
-        callback (SQLAlchemy's, say) is printed as "Exception ignored" and dropped by Python.
+        handler runs wherever the main thread is, and the exception it raises can be dropped
+        there (by Python inside a finalizer, or by a library's ``except BaseException``).
         Called at each line the demo prints and at each step's end, so it stops there."""
         if self.interrupted and not self.delivered:
-            self.delivered = True
+            self._stopped()
             raise KeyboardInterrupt
+
+    def _stopped(self) -> None:
+        """The demo stops for the Ctrl-C now: it is not to be raised, nor sent, again."""
+        self.delivered = True
+        cancel_redelivery()
 
     def say(self, text: str, style: str | None = None) -> None:
         """A line of prose, wrapped at word boundaries (:func:`print_wrapped`); first, a Ctrl-C
@@ -138,11 +143,11 @@ class Reporter:
         except (DemoError, DemoInterrupted):
             raise
         except KeyboardInterrupt:
-            self.delivered = True
+            self._stopped()
             raise DemoInterrupted(where) from None
         except Exception as exc:
-            if self.interrupted:
-                self.delivered = True
+            if self.interrupted:  # an error the Ctrl-C caused (an import it cut short, say)
+                self._stopped()
                 raise DemoInterrupted(where) from None
             raise DemoError(f"{where} failed: {one_line(exc)}") from exc
 
