@@ -332,7 +332,8 @@ def download_command(
     cache: CacheOption = None,
 ) -> None:
     """Download datasets into the cache: resumed, verified, falling back across remotes.
-    Goes on past a dataset that fails and exits 1 at the end, listing the failures."""
+    One id that fails exits 2 with its error; several go on past a dataset that fails and
+    exit 1 at the end, listing the failures."""
     if offline and remote:
         raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
                                  param_hint="'--remote'")  # fmt: skip
