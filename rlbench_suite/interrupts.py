@@ -1,16 +1,22 @@
-"""Ctrl-C that Python drops: raised again where the program can catch it.
+"""Ctrl-C and SIGTERM for long commands: remembered, and never lost inside a finalizer.
 
-A SIGINT's handler runs wherever the main thread happens to be. When that is a finalizer or a
-weakref callback (``__del__``, SQLAlchemy's connection-pool callbacks, torch's), the
-KeyboardInterrupt it raises cannot propagate: Python prints "Exception ignored in ..." and the
-program runs on as if Ctrl-C had never been pressed. :func:`redeliver_swallowed_interrupts`
-installs a ``sys.unraisablehook`` that, for such a KeyboardInterrupt, sends SIGINT to the main
-thread again a moment later (:data:`REDELIVERY_DELAY`, from a timer thread: a signal sent from
-the hook itself would be handled inside the hook, and dropped again). The handler then runs
-outside the finalizer, a blocking call (a sleep, a socket) is interrupted as by Ctrl-C itself,
-and the command stops as Ctrl-C stops it. Every other unraisable error goes on to the hook that
-was there before. Code that takes an error after Ctrl-C as the interruption (the demo) calls
-:func:`cancel_redelivery`, so that the Ctrl-C does not arrive a second time.
+:func:`install` (every ``rlbench`` command calls it) sets two handlers in the main thread:
+Ctrl-C raises KeyboardInterrupt as Python's own handler does, and SIGTERM raises
+``SystemExit(143)``, so running commands unwind, stop their workers and keep their logs. Both
+remember the signal (:func:`interrupted`): an error raised after it may be its consequence,
+not a fault (onnxruntime's first import reports a Ctrl-C as ``ImportError('initialization
+failed')``), and callers report that error as the interruption.
+
+A handler runs wherever the main thread happens to be. When that is a finalizer or a weakref
+callback (``__del__``, SQLAlchemy's connection-pool callbacks), the exception it raises cannot
+propagate: Python prints "Exception ignored in ..." and the program runs on. The
+``sys.unraisablehook`` that :func:`install` wraps sends such a signal to the main thread again a
+moment later (:data:`REDELIVERY_DELAY`, from a timer thread: sent from the hook itself, it
+would be handled inside the hook and dropped again); the handler then runs outside the
+finalizer, a blocking call (a sleep, a socket) is interrupted, and the command stops. Every
+other unraisable error goes on to the hook that was there before. Code that takes an error
+after Ctrl-C as the interruption (the demo) calls :func:`cancel_redelivery`, so that the
+signal does not arrive a second time.
 """
 
 from __future__ import annotations
@@ -23,23 +29,66 @@ from typing import Any
 
 _MARK = "_rlbench_redelivers_interrupts"
 REDELIVERY_DELAY = 0.05
-"""Seconds between a dropped Ctrl-C and its redelivery: time for the hook to return."""
+"""Seconds between a dropped signal and its redelivery: time for the hook to return."""
+_received: list[int] = []
 _pending: set[threading.Thread] = set()
 _lock = threading.Lock()
 
 
+def interrupted() -> bool:
+    """Whether a Ctrl-C or SIGTERM reached a handler of :func:`install` in this process."""
+    return bool(_received)
+
+
+def exit_code() -> int:
+    """The exit status for the last signal received: 130 for Ctrl-C, 143 for SIGTERM."""
+    return 128 + (_received[-1] if _received else signal.SIGINT)
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    _received.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _received.append(signum)
+    raise SystemExit(128 + signum)
+
+
+def install() -> None:
+    """The handlers and the redelivery (main thread only; a SIGINT handler someone else set, or
+    an ignored SIGINT, is left as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    redeliver_swallowed_interrupts()
+
+
 def cancel_redelivery() -> None:
-    """Forget the dropped Ctrl-Cs not yet sent again: the program has stopped for them."""
+    """Forget the dropped signals not yet sent again: the program has stopped for them."""
     with _lock:
         _pending.clear()
 
 
-def _resend(main: int) -> None:
+def _resend(main: int, signum: int) -> None:
     with _lock:
         if threading.current_thread() not in _pending:
             return  # cancelled
         _pending.discard(threading.current_thread())
-        signal.pthread_kill(main, signal.SIGINT)
+        signal.pthread_kill(main, signum)
+
+
+def _dropped_signal(exc_type: object) -> int | None:
+    """The signal whose handler raised ``exc_type``, if a handler here raised it."""
+    if not isinstance(exc_type, type):
+        return None
+    if issubclass(exc_type, KeyboardInterrupt):
+        return signal.SIGINT
+    if issubclass(exc_type, SystemExit) and signal.SIGTERM in _received:
+        return signal.SIGTERM
+    return None
 
 
 def redeliver_swallowed_interrupts() -> None:
@@ -49,9 +98,10 @@ def redeliver_swallowed_interrupts() -> None:
         return
 
     def hook(info: Any) -> None:
-        swallowed = isinstance(info.exc_type, type) and issubclass(info.exc_type, KeyboardInterrupt)
-        if swallowed and threading.current_thread() is threading.main_thread():
-            resend = threading.Timer(REDELIVERY_DELAY, _resend, (threading.main_thread().ident,))
+        signum = _dropped_signal(info.exc_type)
+        if signum is not None and threading.current_thread() is threading.main_thread():
+            main = threading.main_thread().ident
+            resend = threading.Timer(REDELIVERY_DELAY, _resend, (main, signum))
             resend.daemon = True
             with _lock:
                 _pending.add(resend)
@@ -63,4 +113,10 @@ def redeliver_swallowed_interrupts() -> None:
     sys.unraisablehook = hook
 
 
-__all__ = ["cancel_redelivery", "redeliver_swallowed_interrupts"]
+__all__ = [
+    "cancel_redelivery",
+    "exit_code",
+    "install",
+    "interrupted",
+    "redeliver_swallowed_interrupts",
+]

@@ -1,5 +1,5 @@
-"""A Ctrl-C that Python drops inside a finalizer still stops the program
-(``rlbench_suite.interrupts``; every ``rlbench`` command installs it)."""
+"""Ctrl-C and SIGTERM in long commands (``rlbench_suite.interrupts``; every ``rlbench`` command
+installs it): remembered, and one that Python drops inside a finalizer still stops the program."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import types
 import pytest
 from typer.testing import CliRunner
 
+from rlbench_suite import interrupts
 from rlbench_suite.interrupts import redeliver_swallowed_interrupts
 
 
@@ -24,9 +25,12 @@ def shown(monkeypatch):
     """The unraisable errors that reach the hook installed before ours (Python's prints them)."""
     seen: list[type] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_type))
+    monkeypatch.setattr(interrupts, "_received", [])
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    terminate = signal.getsignal(signal.SIGTERM)
     yield seen
     signal.signal(signal.SIGINT, previous)
+    signal.signal(signal.SIGTERM, terminate)
 
 
 def test_without_it_python_drops_the_ctrl_c_and_runs_on(shown):
@@ -82,3 +86,46 @@ def test_a_cancelled_redelivery_never_arrives(shown):
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C arrived a second time")
     assert shown == []
+
+
+class _SigtermInFinalizer:
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGTERM)
+
+
+def test_the_handlers_remember_the_signal_and_a_dropped_sigterm_is_sent_again(shown):
+    interrupts.install()
+    assert not interrupts.interrupted()
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    assert interrupts.interrupted() and interrupts.exit_code() == 130
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as stopped:
+        _SigtermInFinalizer()  # its SystemExit(143) is dropped by Python
+        time.sleep(10)
+    assert stopped.value.code == 143 and time.monotonic() - started < 5
+    assert interrupts.exit_code() == 143 and shown == []
+
+
+def test_the_command_reports_an_error_after_the_signal_as_the_interruption(
+    shown, monkeypatch, capsys
+):
+    """onnxruntime's first import, cut by Ctrl-C, raises ImportError('initialization failed'):
+    ``rlbench`` ends with one line and 130, not a traceback; without a signal the error is
+    raised as any error is."""
+    import rlbench_suite.cli as cli
+
+    def command():
+        interrupts._received.append(signal.SIGINT)
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(cli, "app", command)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted (ImportError after the signal)"
+
+    interrupts._received.clear()
+    monkeypatch.setattr(cli, "app", lambda: (_ for _ in ()).throw(ImportError("broken")))
+    with pytest.raises(ImportError, match="broken"):
+        cli.main()

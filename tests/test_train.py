@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 from pathlib import Path
 
 import gymnasium as gym
@@ -19,6 +20,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from typer.testing import CliRunner
 
 import rlbench_suite
+from rlbench_suite import interrupts
 from rlbench_suite.baselines.algorithms import ALGORITHMS, get_algorithm
 from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
@@ -399,3 +401,54 @@ def test_hyperparameters_the_algorithm_refuses_leave_no_folder(tmp_path):
     with pytest.raises(TrainError, match=r"PPO refused the hyperparameters for rlbench/CartPole"):
         train(TrainConfig(CARTPOLE, "ppo", hyperparams=path, out=tmp_path / "runs"))
     assert not (tmp_path / "runs").exists()
+
+
+class _CtrlCCutAnImport(BaseCallback):
+    """Ctrl-C landing in an import: onnxruntime's first import reports it as
+    ``ImportError('initialization failed')`` (found by a review pressing Ctrl-C as the final
+    evaluation started); the handler has remembered the signal."""
+
+    def __init__(self, at: int, signalled: bool) -> None:
+        super().__init__()
+        self.at, self.signalled = at, signalled
+
+    def _on_step(self) -> bool:
+        if self.model.num_timesteps >= self.at:
+            if self.signalled:
+                interrupts._received.append(signal.SIGINT)
+            raise ImportError("initialization failed")
+        return True
+
+
+@pytest.mark.parametrize("signalled", [True, False])
+def test_an_error_after_ctrl_c_marks_the_run_interrupted_not_failed(tmp_path, signalled,
+                                                                      monkeypatch):  # fmt: skip
+    monkeypatch.setattr(interrupts, "_received", [])
+    settings = dict(env_id=CARTPOLE, algo="ppo", budget=2048, eval_every=1024,
+                    checkpoint_every=256, eval_episodes=1, final_episodes=2)  # fmt: skip
+    with pytest.raises(ImportError):
+        train(TrainConfig(**settings, out=tmp_path), callbacks=[_CtrlCCutAnImport(600, signalled)])
+    run = json.loads(next(tmp_path.rglob("run.json")).read_text())
+    if signalled:
+        assert run["status"] == "interrupted" and run.get("error") is None
+    else:
+        assert run["status"] == "failed" and "initialization failed" in run["error"]
+
+
+@pytest.mark.parametrize("signalled", [True, False])
+def test_train_reports_an_error_after_ctrl_c_as_the_interruption(tmp_path, signalled,
+                                                                  monkeypatch):  # fmt: skip
+    monkeypatch.setattr(interrupts, "_received", [])
+
+    def cut(*args, **kwargs):
+        if signalled:
+            interrupts._received.append(signal.SIGINT)
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr("rlbench_suite.baselines.train.train", cut)
+    result = CliRunner().invoke(app, ["train", CARTPOLE, "--algo", "ppo", "--out", str(tmp_path)])
+    if signalled:
+        assert result.exit_code == 130 and "interrupted" in result.output, result.output
+        assert "error:" not in result.output
+    else:
+        assert result.exit_code == 2 and "error: initialization failed" in result.output

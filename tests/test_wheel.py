@@ -41,7 +41,7 @@ def test_wheel_contains_every_card(wheel):
     assert "rlbench_suite/core/catalog.py" in names
     assert not any(n.startswith(("envs/", "tests/", "benchmarks/")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "rlbench = rlbench_suite.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "rlbench = rlbench_suite.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_wheel_ships_the_env_data_files_beside_their_envs(wheel):

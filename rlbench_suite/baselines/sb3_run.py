@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rlbench_suite import EnvCard
+from rlbench_suite import EnvCard, interrupts
 from rlbench_suite.baselines import checkpoints, curves
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
 from rlbench_suite.baselines.budget import (
@@ -470,7 +470,9 @@ class Run:
             self.report(int(model.num_timesteps))
             self.finish(model)
         except BaseException as exc:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt | SystemExit) else "failed"
+            # an error after Ctrl-C is its consequence (onnxruntime's import cut short by it)
+            stopped = isinstance(exc, KeyboardInterrupt | SystemExit) or interrupts.interrupted()
+            status = "interrupted" if stopped else "failed"
             self.save_record(
                 status=status,
                 wall_time_s=round(self.wall(), 3),

@@ -1,5 +1,5 @@
 """``python -m rlbench_suite.cli``: the same as the ``rlbench`` command."""
 
-from rlbench_suite.cli import app
+from rlbench_suite.cli import main
 
-app()
+main()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,9 +16,9 @@ from rich.table import Table
 from rich.text import Text
 
 import rlbench_suite
+from rlbench_suite import interrupts
 from rlbench_suite.core.cards import CardError, EnvCard, RefScore
 from rlbench_suite.core.catalog import UnknownEnvError, catalog_errors, get_card, select_cards
-from rlbench_suite.interrupts import redeliver_swallowed_interrupts
 
 app = typer.Typer(
     name="rlbench",
@@ -139,9 +138,9 @@ def main(
     ] = None,
 ) -> None:
     """rlbench-suite command line."""
-    # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    redeliver_swallowed_interrupts()  # a Ctrl-C dropped inside a finalizer still stops a command
+    # SIGTERM unwinds like Ctrl-C, so running commands stop their workers and keep their logs;
+    # both are remembered, and one dropped inside a finalizer still stops the command
+    interrupts.install()
     importable_here()
     if cards:
         try:
@@ -157,10 +156,6 @@ def importable_here() -> None:
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         sys.path.append(here)
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 def progress_bar(*extra: TextColumn) -> Progress:

@@ -15,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from rlbench_suite import interrupts
 from rlbench_suite.baselines.algorithms import ALGORITHMS
 from rlbench_suite.cli.common import app, console, errors, interval, number
 
@@ -143,8 +144,14 @@ def train_command(
         workers=workers,
     )
     try:
-        with _Display(f"{env_id} {algo} seed {seed}") as display:
-            report = train(config, on_progress=display, on_notice=_notice)
+        try:
+            with _Display(f"{env_id} {algo} seed {seed}") as display:
+                report = train(config, on_progress=display, on_notice=_notice)
+        except Exception:
+            if interrupts.interrupted():  # an error the Ctrl-C caused (an import it cut short)
+                interrupts.cancel_redelivery()
+                raise KeyboardInterrupt from None
+            raise
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError,
             DatasetFileError) as e:  # fmt: skip
         # one line, unwrapped, so it can be grepped and read in logs
