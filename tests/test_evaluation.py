@@ -293,3 +293,26 @@ def test_reproduce_write_refuses_a_training_run(tmp_path):
     done = run_cli("reproduce", str(run), "--write")
     assert done.returncode == 2 and "--write takes a result file" in done.stderr
     assert (run / "run.json").read_text() == "{}"
+
+
+def test_ctrl_c_says_how_many_episodes_were_kept_and_how_to_finish(tmp_path):
+    """A review's Ctrl-C of `rlbench eval` exited 130 silently: nothing said the finished
+    episodes were kept, nor that --resume finishes the run."""
+    out = tmp_path / "cp.json"
+    log = tmp_path / "cp.json.episodes.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlbench_suite.cli", "eval", "rlbench/CartPole-v1", "--policy",
+         "random", "--episodes", "100000", "--workers", "1", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and not (log.exists() and len(log.read_text().splitlines()) > 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    kept = len(log.read_text().splitlines()) - 1  # after the header
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted; {kept} finished episodes kept in {log}; run the same command with "
+        "--resume to finish"
+    )

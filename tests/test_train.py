@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 import rlbench_suite
 from rlbench_suite import interrupts
+from rlbench_suite.baselines import sb3_run
 from rlbench_suite.baselines.algorithms import ALGORITHMS, get_algorithm
 from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
@@ -426,7 +427,8 @@ def test_an_error_after_ctrl_c_marks_the_run_interrupted_not_failed(tmp_path, si
     monkeypatch.setattr(interrupts, "_received", [])
     settings = dict(env_id=CARTPOLE, algo="ppo", budget=2048, eval_every=1024,
                     checkpoint_every=256, eval_episodes=1, final_episodes=2)  # fmt: skip
-    with pytest.raises(ImportError):
+    stopped = sb3_run.RunInterrupted if signalled else ImportError
+    with pytest.raises(stopped):
         train(TrainConfig(**settings, out=tmp_path), callbacks=[_CtrlCCutAnImport(600, signalled)])
     run = json.loads(next(tmp_path.rglob("run.json")).read_text())
     if signalled:
@@ -452,3 +454,27 @@ def test_train_reports_an_error_after_ctrl_c_as_the_interruption(tmp_path, signa
         assert "error:" not in result.output
     else:
         assert result.exit_code == 2 and "error: initialization failed" in result.output
+
+
+def test_ctrl_c_names_the_run_folder_to_resume_or_says_none_started(tmp_path, monkeypatch):
+    """A review pressed Ctrl-C 1.5 s in: the line said to --resume a run that had no run.json
+    yet ("nothing to resume"). Now it names the folder when there is one to resume."""
+    runs = {}
+    real_learn = sb3_run.Run.learn
+
+    def cut_learn(self, model, callbacks):
+        runs["dir"] = self.dir
+        real_learn(self, model, [*callbacks, _Interrupt(300)])
+
+    monkeypatch.setattr(sb3_run.Run, "learn", cut_learn)
+    args = ["train", CARTPOLE, "--algo", "ppo", "--budget", "2048", "--out", str(tmp_path),
+            "--checkpoint-every", "256", "--eval-episodes", "1"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 130, result.output
+    assert f"--resume (run folder: {runs['dir']})" in result.output
+    assert json.loads((runs["dir"] / "run.json").read_text())["status"] == "interrupted"
+
+    monkeypatch.setattr(sb3_run.Run, "start", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+    result = CliRunner().invoke(app, [*args[:-6], "--out", str(tmp_path / "other")])
+    assert result.exit_code == 130
+    assert "interrupted before training started; run the same command again" in result.output

@@ -222,3 +222,35 @@ def test_tune_refuses_bad_input_in_one_line(tmp_path):
         app, ["tune", CARTPOLE, "--algo", "ppo", "--resume", "--study-dir", str(tmp_path)]
     )
     assert result.exit_code == 2 and "nothing to resume" in result.output
+
+
+def test_ctrl_c_in_a_trial_is_one_line_without_optunas_traceback(tmp_path, monkeypatch):
+    """A review pressed Ctrl-C 6 s into `rlbench tune`: Optuna's warning with the trial's
+    40-line KeyboardInterrupt traceback came first, then `error: interrupted`."""
+    import io
+    import logging
+    import signal
+
+    from rlbench_suite import interrupts
+    from rlbench_suite.baselines import tune as tune_module
+
+    monkeypatch.setattr(interrupts, "_received", [])
+
+    def ctrl_c(*args, **kwargs):
+        interrupts._received.append(signal.SIGINT)  # what the handler records
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tune_module, "run_trial", ctrl_c)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # makes Optuna's handler
+    logged = io.StringIO()
+    for handler in logging.getLogger("optuna").handlers:
+        if isinstance(handler, logging.StreamHandler):  # pytest adds a handler of its own
+            monkeypatch.setattr(handler, "stream", logged)
+    result = CliRunner().invoke(app, ["tune", CARTPOLE, "--algo", "ppo", "--trials", "2",
+                                      "--budget", "512", "--study-dir", str(tmp_path),
+                                      "--no-write"])  # fmt: skip
+    assert result.exit_code == 130, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == "interrupted; continue the study with the same command and --resume"
+    for text in (result.output, logged.getvalue()):
+        assert "Traceback" not in text and "failed with" not in text and "error:" not in text

@@ -97,6 +97,15 @@ class TrainReport:
     model: Any
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped training after the run folder's ``run.json`` was written (``status:
+    interrupted``): the same command with ``--resume`` continues from its last checkpoint."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir
+
+
 def run_dir_for(out: Path | None, card: EnvCard, algo: Algorithm, seed: int) -> Path:
     """``<out>/<env name>/<algo>/seed-<S>``; ``out`` defaults to ``<data dir>/runs``."""
     return Path(out or runs_dir()).expanduser() / card.name / algo.name / f"seed-{seed}"
@@ -478,6 +487,8 @@ class Run:
                 wall_time_s=round(self.wall(), 3),
                 error=None if status == "interrupted" else repr(exc),
             )
+            if stopped and not isinstance(exc, SystemExit):
+                raise RunInterrupted(self.dir) from exc
             raise
         finally:
             self.evaluator.close()

@@ -29,6 +29,7 @@ from rlbench_suite.baselines.native_run import AGENT_FILE, NativeRun
 from rlbench_suite.baselines.sb3_run import (
     RUN_FILE,
     Run,
+    RunInterrupted,
     TrainConfig,
     TrainProgress,
     TrainReport,
@@ -47,6 +48,7 @@ from rlbench_suite.baselines.training_envs import (
 __all__ = [
     "AGENT_FILE",
     "RUN_FILE",
+    "RunInterrupted",
     "SeedOverlapError",
     "TrainConfig",
     "TrainError",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import logging
 import math
 import shlex
 import time
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rlbench_suite import EnvCard
+from rlbench_suite import EnvCard, interrupts
 from rlbench_suite.baselines.algorithms import Algorithm, check_action_space, get_algorithm
 from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
@@ -58,6 +59,13 @@ SETTINGS = ("env_id", "algo", "budget", "evaluations", "eval_episodes", "base")
 
 
 _DUMMY_SOURCE = {"origin": "tuned", "reference": "being tuned"}
+
+
+def _quiet_after_a_signal(record: logging.LogRecord) -> bool:
+    """Optuna's warnings about the trial a Ctrl-C or SIGTERM stopped ("Trial 3 failed ... because
+    of the following error: KeyboardInterrupt()", its traceback, "failed with value None") are
+    dropped: the command says it was interrupted and how to go on."""
+    return not interrupts.interrupted()
 
 
 class TuneError(TrainError):
@@ -430,6 +438,9 @@ class _Study:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
+        for handler in logging.getLogger("optuna").handlers:
+            if _quiet_after_a_signal not in handler.filters:
+                handler.addFilter(_quiet_after_a_signal)
         exists = (self.dir / STUDY_FILE).is_file() and self.name in [
             s.study_name for s in optuna.get_all_study_summaries(self.storage_url)
         ]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from rlbench_suite.cli.common import app, console, fail, number, progress_bar
+from rlbench_suite.cli.common import app, console, errors, fail, number, progress_bar
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.offline_cards import resolve_card
@@ -53,21 +53,32 @@ def run_evaluation(
     card: EnvCard, policy: str, protocol: EvalProtocol, workers: int | None, backend: str,
     address: str | None, out: Path, resume: bool,
 ) -> Result:  # fmt: skip
-    """Evaluate with a progress bar; bad input becomes a clear error and exit code 2."""
-    from rlbench_suite.evaluation.runner import evaluate
+    """Evaluate with a progress bar; bad input becomes a clear error and exit code 2, Ctrl-C a
+    line saying what was kept and how to finish (exit 130)."""
+    from rlbench_suite.evaluation.runner import episode_log_path, evaluate
 
-    with progress_bar() as progress:
-        task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
-        try:
+    try:
+        with progress_bar() as progress:
+            task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
             return evaluate(
                 card, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
                 address=address, out=out, resume=resume,
                 on_episode=lambda _: progress.advance(task),
             )  # fmt: skip
-        except (SeedOverlapError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
-            raise fail(exc) from None
-        except ValueError as exc:
-            raise fail(exc) from None
+    except (SeedOverlapError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
+        raise fail(exc) from None
+    except ValueError as exc:
+        raise fail(exc) from None
+    except KeyboardInterrupt:
+        log = episode_log_path(out)
+        lines = log.read_text(encoding="utf-8").splitlines()[1:] if log.is_file() else []
+        kept = sum(line.endswith("}") for line in lines)  # after its header; whole lines only
+        what = "no episode had finished; run the same command again"
+        if kept:
+            what = (f"{kept} finished episodes kept in {log}; run the same command with "
+                    "--resume to finish")
+        errors.print(f"interrupted; {what}", soft_wrap=True, highlight=False, markup=False)
+        raise typer.Exit(130) from None
 
 
 @app.command("eval")

@@ -125,7 +125,7 @@ def train_command(
     from rlbench_suite import UnknownEnvError
     from rlbench_suite.baselines.algorithms import UnknownAlgorithmError
     from rlbench_suite.baselines.hyperparams import HyperparamsError
-    from rlbench_suite.baselines.train import TrainConfig, TrainError, train
+    from rlbench_suite.baselines.train import RunInterrupted, TrainConfig, TrainError, train
     from rlbench_suite.datasets.storage import DatasetFileError
 
     config = TrainConfig(
@@ -157,11 +157,14 @@ def train_command(
         # one line, unwrapped, so it can be grepped and read in logs
         errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        errors.print(
-            "[yellow]interrupted[/yellow]; continue from the last checkpoint with the same "
-            "command and --resume"
-        )
+    except RunInterrupted as stopped:
+        errors.print(f"interrupted; continue from the last checkpoint with the same command and "
+                     f"--resume (run folder: {stopped.run_dir})", soft_wrap=True,
+                     highlight=False, markup=False)  # fmt: skip
+        raise typer.Exit(130) from None
+    except KeyboardInterrupt:  # before the run folder had its run.json: nothing to resume
+        errors.print("interrupted before training started; run the same command again",
+                     soft_wrap=True, highlight=False, markup=False)  # fmt: skip
         raise typer.Exit(130) from None
     console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True,
                   markup=False)  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress, TextColumn
 
-from rlbench_suite.cli.common import app, console, fail, progress_bar
+from rlbench_suite.cli.common import app, console, errors, fail, progress_bar
 
 
 class _Display:
@@ -107,9 +107,9 @@ def tune_command(
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError) as e:
         raise fail(e) from None
     except KeyboardInterrupt:
-        raise fail(
-            "interrupted; continue the study with the same command and --resume", 130
-        ) from None
+        errors.print("interrupted; continue the study with the same command and --resume",
+                     soft_wrap=True, highlight=False, markup=False)  # fmt: skip
+        raise typer.Exit(130) from None
     console.print(
         f"{report.trials} trials ({report.pruned} pruned) in {report.wall_time_s:.1f} s; best "
         f"mean return {report.best_value:.4g}",
