@@ -292,6 +292,27 @@ def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
             f"{total} bytes kept)") in result.output  # fmt: skip
     assert "Traceback" not in result.output
 
+    # verify advises resuming, not deleting the kept bytes (a review found it said delete)
+    result = run("datasets", "verify", DATASET)
+    assert result.exit_code == 1
+    assert (f"{DATASET}: a download was interrupted (1234 of {total} bytes kept); resume it "
+            f"with `rlbench datasets download {DATASET}`") in result.output  # fmt: skip
+    assert "delete" not in result.output
+
+
+def test_ctrl_c_during_download_build_says_a_build_starts_over(cache, monkeypatch):
+    from rlbench_suite.datasets import builder
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(builder, "build", interrupted)
+    result = run("datasets", "download", DATASET, "--build")
+    assert result.exit_code == 130
+    assert (f"interrupted while building {DATASET} from source; a build starts over: run the "
+            "same command again") in result.output  # fmt: skip
+    assert "bytes kept" not in result.output
+
 
 def test_download_goes_on_past_a_failure_and_lists_it(cache):
     result = run("datasets", "download", DATASET, "rlbench/CartPole-expert-v0", "--remote",

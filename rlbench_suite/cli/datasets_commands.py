@@ -271,10 +271,9 @@ def verify_command(
             raise fail(exc) from None
         for problem in problems:
             errors.print(f"[red]{card.id}:[/red] {problem}", soft_wrap=True, highlight=False)
-        if problems:  # what to do next: fetch or rebuild over the bad copy
-            errors.print(f"{card.id}: to replace it, run `rlbench datasets delete {card.id}` "
-                         f"then `rlbench datasets download {card.id} --build`",
-                         soft_wrap=True, highlight=False)  # fmt: skip
+        if problems:  # what to do next: resume, or fetch or rebuild over the bad copy
+            errors.print(f"{card.id}: {_repair_advice(card, cache)}", soft_wrap=True,
+                         highlight=False)  # fmt: skip
         bad += bool(problems)
         if not problems:
             console.print(f"{card.id}: ok ({len(card.files)} files, content hash matches)",
@@ -283,6 +282,21 @@ def verify_command(
         console.print("no cached datasets to verify")
     if bad:
         raise typer.Exit(1)
+
+
+def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
+    """What to run about a dataset that failed verification: resume an interrupted download
+    (its ``.part`` files are kept bytes: deleting would throw them away), else replace it."""
+    from rlbench_suite.datasets.cache import dataset_folder
+    from rlbench_suite.datasets.remotes import kept_bytes
+
+    folder = dataset_folder(card, cache)
+    if any((folder / (f.path + ".part")).is_file() for f in card.files):
+        kept, total = kept_bytes(card, cache)
+        return (f"a download was interrupted ({kept} of {total} bytes kept); resume it with "
+                f"`rlbench datasets download {card.id}`")  # fmt: skip
+    return (f"to replace it, run `rlbench datasets delete {card.id}` then `rlbench datasets "
+            f"download {card.id} --build`")  # fmt: skip
 
 
 @datasets_app.command("delete")
@@ -346,6 +360,11 @@ def download_command(
         except typer.Exit as exc:
             failed.append(card.id)
             code = exc.exit_code if len(cards) == 1 else 1
+        except _BuildInterrupted:
+            errors.print(f"interrupted while building {card.id} from source; a build starts "
+                         "over: run the same command again", soft_wrap=True,
+                         highlight=False)  # fmt: skip
+            raise typer.Exit(130) from None
         except KeyboardInterrupt:
             from rlbench_suite.datasets.remotes import kept_bytes
 
@@ -410,6 +429,10 @@ def _say_other_cpu(card: DatasetCard) -> None:
         console.print(note, soft_wrap=True, highlight=False, style="yellow")
 
 
+class _BuildInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``download --build``'s build: nothing is kept to resume from."""
+
+
 def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
     from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
@@ -419,6 +442,8 @@ def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
         with _episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
                         expect_content=card.content_sha256)  # fmt: skip
+    except KeyboardInterrupt:
+        raise _BuildInterrupted from None
     except BuildMismatchError as exc:
         raise fail(exc, code=1) from None
     except SourceError as exc:
