@@ -33,16 +33,28 @@ REDELIVERY_DELAY = 0.05
 _received: list[int] = []
 _pending: set[threading.Thread] = set()
 _lock = threading.Lock()
+_sigterm_status = 128 + signal.SIGTERM
 
 
 def interrupted() -> bool:
-    """Whether a Ctrl-C or SIGTERM reached a handler of :func:`install` in this process."""
+    """Whether a Ctrl-C or SIGTERM reached a handler of :func:`install` since it was called."""
+    return bool(_received)
+
+
+def stopped_by_signal() -> bool:
+    """Whether an error raised now is the signal's consequence (:func:`interrupted`); if so the
+    caller stops for the signal, and a dropped one is not sent again (:func:`cancel_redelivery`)."""
+    if _received:
+        cancel_redelivery()
     return bool(_received)
 
 
 def exit_code() -> int:
-    """The exit status for the last signal received: 130 for Ctrl-C, 143 for SIGTERM."""
-    return 128 + (_received[-1] if _received else signal.SIGINT)
+    """The exit status for the last signal received: 130 for Ctrl-C (also when none was: a
+    KeyboardInterrupt raised by code), SIGTERM's from :func:`install` (143)."""
+    if _received and _received[-1] == signal.SIGTERM:
+        return _sigterm_status
+    return 128 + signal.SIGINT
 
 
 def _on_sigint(signum: int, frame: object) -> None:
@@ -52,15 +64,20 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 def _on_sigterm(signum: int, frame: object) -> None:
     _received.append(signum)
-    raise SystemExit(128 + signum)
+    raise SystemExit(_sigterm_status)
 
 
-def install() -> None:
-    """The handlers and the redelivery (main thread only; a SIGINT handler someone else set, or
-    an ignored SIGINT, is left as it is)."""
+def install(sigterm_status: int = 128 + signal.SIGTERM) -> None:
+    """The handlers and the redelivery, with no signal remembered yet (main thread only; a
+    SIGINT handler someone else set, or an ignored SIGINT, is left as it is). SIGTERM exits with
+    ``sigterm_status`` (a worker that its server stops with SIGTERM: 0)."""
+    global _sigterm_status
     if threading.current_thread() is not threading.main_thread():
         return
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    _received.clear()
+    cancel_redelivery()
+    _sigterm_status = sigterm_status
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _on_sigint):
         signal.signal(signal.SIGINT, _on_sigint)
     signal.signal(signal.SIGTERM, _on_sigterm)
     redeliver_swallowed_interrupts()
@@ -119,4 +136,5 @@ __all__ = [
     "install",
     "interrupted",
     "redeliver_swallowed_interrupts",
+    "stopped_by_signal",
 ]

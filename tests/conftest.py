@@ -28,6 +28,19 @@ def sb3_logs_under_pytest_temp(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True)
+def no_signal_remembered():
+    """Each test starts with no Ctrl-C or SIGTERM remembered (``rlbench_suite.interrupts``):
+    a signal one test sent would make another's errors read as interruptions."""
+    from rlbench_suite import interrupts
+
+    interrupts._received.clear()
+    interrupts.cancel_redelivery()
+    yield
+    interrupts._received.clear()
+    interrupts.cancel_redelivery()
+
+
 @pytest.fixture
 def content_copy(tmp_path: Path) -> Path:
     """A copy of the content folders; point RLBENCH_CONTENT_ROOT at it in subprocesses."""

@@ -368,6 +368,7 @@ def test_ctrl_c_names_the_step_it_stopped(tmp_path):
     # exit so when the KeyboardInterrupt, though caught, was raised inside exec() of a string
     # (a dataclass's methods being made by an import the Ctrl-C cut short)
     assert process.returncode in (130, -signal.SIGINT), err
+    assert "Traceback" not in err  # no second KeyboardInterrupt escaped after the message
     assert "interrupted during step 2/6 (the shipped baselines on a quick suite)" in err
     assert str(tmp_path) in err
 

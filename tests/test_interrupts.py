@@ -129,3 +129,22 @@ def test_the_command_reports_an_error_after_the_signal_as_the_interruption(
     monkeypatch.setattr(cli, "app", lambda: (_ for _ in ()).throw(ImportError("broken")))
     with pytest.raises(ImportError, match="broken"):
         cli.main()
+
+
+def test_each_command_starts_with_no_signal_remembered_and_a_worker_exits_0_on_sigterm(shown):
+    """A review: after one Ctrl-C, every later command in the same process (typer's CliRunner,
+    a notebook) read its errors as interruptions; `rlbench train` of an unknown id exited 130."""
+    from rlbench_suite.cli import app
+
+    interrupts.install()
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    assert interrupts.interrupted()
+    result = CliRunner().invoke(app, ["train", "rlbench/NoSuchEnv-v0", "--algo", "ppo"])
+    assert result.exit_code == 2 and "interrupted" not in result.output
+    assert not interrupts.interrupted()
+
+    interrupts.install(sigterm_status=0)  # `leaderboard verify`, which serve stops
+    with pytest.raises(SystemExit) as stopped:
+        signal.raise_signal(signal.SIGTERM)
+    assert stopped.value.code == 0 and interrupts.exit_code() == 0

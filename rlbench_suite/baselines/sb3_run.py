@@ -464,14 +464,15 @@ class Run:
             masked=self.algo.masked,
             wrappers=self.params.entry.env_wrappers,
         )
-        self.save_record(status="running")
-        if self.algo.league:
-            from rlbench_suite.baselines.league import league_callback
+        try:  # from run.json's first write on, an interruption leaves a run to --resume
+            self.save_record(status="running")
+            if self.algo.league:
+                from rlbench_suite.baselines.league import league_callback
 
-            settings = self.params.entry.league
-            league = model.get_env().league
-            callbacks = [league_callback(self.dir, league, settings.snapshot_every), *callbacks]
-        try:
+                settings = self.params.entry.league
+                league = model.get_env().league
+                callbacks = [league_callback(self.dir, league, settings.snapshot_every),
+                             *callbacks]  # fmt: skip
             self.learn(model, callbacks)
             if self.last_eval is None or self.last_eval["step"] < model.num_timesteps:
                 self.evaluate(model)
@@ -480,7 +481,8 @@ class Run:
             self.finish(model)
         except BaseException as exc:
             # an error after Ctrl-C is its consequence (onnxruntime's import cut short by it)
-            stopped = isinstance(exc, KeyboardInterrupt | SystemExit) or interrupts.interrupted()
+            signalled = isinstance(exc, KeyboardInterrupt | SystemExit)
+            stopped = signalled or interrupts.stopped_by_signal()
             status = "interrupted" if stopped else "failed"
             self.save_record(
                 status=status,

@@ -14,7 +14,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     train_command,
     tune_command,
 )
-from rlbench_suite.cli.common import app, errors
+from rlbench_suite.cli.common import app, stopped
 
 
 def main() -> None:
@@ -25,12 +25,10 @@ def main() -> None:
     try:
         app()
     except Exception as exc:
-        if not interrupts.interrupted():
+        if not interrupts.stopped_by_signal():
             raise
-        interrupts.cancel_redelivery()
-        errors.print(f"interrupted ({type(exc).__name__} after the signal)", soft_wrap=True,
-                     highlight=False, markup=False)  # fmt: skip
-        raise SystemExit(interrupts.exit_code()) from None
+        raise SystemExit(stopped(f"interrupted ({type(exc).__name__} after the signal)")
+                         .exit_code) from None  # fmt: skip
 
 
 __all__ = ["app", "main"]

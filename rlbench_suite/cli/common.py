@@ -53,6 +53,13 @@ def one_line(error: BaseException | str) -> str:
     return " ".join(str(error).split())
 
 
+def stopped(message: str) -> typer.Exit:
+    """Print ``message`` on stderr (one line: what was kept, how to go on) and return the Exit
+    for the signal that stopped the command (130 for Ctrl-C, 143 for SIGTERM)."""
+    errors.print(message, soft_wrap=True, highlight=False, markup=False)
+    return typer.Exit(interrupts.exit_code())
+
+
 def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     """Print ``error: <message>`` on stderr (one line) and return the Exit to raise."""
     errors.print(Text.assemble(("error: ", "red"), one_line(message)), soft_wrap=True)

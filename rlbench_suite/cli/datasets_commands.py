@@ -19,7 +19,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from rlbench_suite.cli.common import app, console, errors, fail, number, print_table
+from rlbench_suite.cli.common import app, console, errors, fail, number, print_table, stopped
 from rlbench_suite.core.dataset_cards import (
     DatasetCard,
     UnknownDatasetError,
@@ -361,17 +361,14 @@ def download_command(
             failed.append(card.id)
             code = exc.exit_code if len(cards) == 1 else 1
         except _BuildInterrupted:
-            errors.print(f"interrupted while building {card.id} from source; a build starts "
-                         "over: run the same command again", soft_wrap=True,
-                         highlight=False)  # fmt: skip
-            raise typer.Exit(130) from None
+            raise stopped(f"interrupted while building {card.id} from source; a build starts "
+                          "over: run the same command again") from None  # fmt: skip
         except KeyboardInterrupt:
             from rlbench_suite.datasets.remotes import kept_bytes
 
             kept, total = kept_bytes(card, cache)
-            errors.print(f"interrupted; run the same command again to resume ({kept} of {total} "
-                         "bytes kept)", soft_wrap=True, highlight=False)  # fmt: skip
-            raise typer.Exit(130) from None
+            raise stopped(f"interrupted; run the same command again to resume ({kept} of "
+                          f"{total} bytes kept)") from None  # fmt: skip
     if failed and len(cards) > 1:
         errors.print(f"[red]failed:[/red] {', '.join(failed)}", soft_wrap=True, highlight=False)
     if failed:

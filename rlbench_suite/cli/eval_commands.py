@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from rlbench_suite.cli.common import app, console, errors, fail, number, progress_bar
+from rlbench_suite.cli.common import app, console, fail, number, progress_bar, stopped
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.offline_cards import resolve_card
@@ -71,14 +71,13 @@ def run_evaluation(
         raise fail(exc) from None
     except KeyboardInterrupt:
         log = episode_log_path(out)
-        lines = log.read_text(encoding="utf-8").splitlines()[1:] if log.is_file() else []
-        kept = sum(line.endswith("}") for line in lines)  # after its header; whole lines only
-        what = "no episode had finished; run the same command again"
-        if kept:
-            what = (f"{kept} finished episodes kept in {log}; run the same command with "
-                    "--resume to finish")
-        errors.print(f"interrupted; {what}", soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(130) from None
+        if not log.is_file():
+            raise stopped("interrupted before the evaluation started; run the same command "
+                          "again") from None  # fmt: skip
+        lines = log.read_text(encoding="utf-8").splitlines()[1:]  # after its header
+        kept = sum(line.endswith("}") for line in lines)  # whole lines only
+        raise stopped(f"interrupted; {kept} finished episodes kept in {log}; run the same "
+                      "command with --resume to finish") from None  # fmt: skip
 
 
 @app.command("eval")

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from rlbench_suite import interrupts
 from rlbench_suite.cli.common import app, console, fail, print_table
 from rlbench_suite.leaderboard.worker_limits import WorkerLimits
 
@@ -174,9 +175,6 @@ def serve(
     memory_gb: MemoryOption = LIMITS.memory_gb,
 ) -> None:
     """Serve the leaderboard site and API, with the verification worker in a child process."""
-    import signal
-    import sys
-
     import uvicorn
 
     from rlbench_suite.leaderboard.app import create_app
@@ -203,9 +201,8 @@ def serve(
 
     port = sock.getsockname()[1]  # the one picked where --port was 0
     console.print(f"serving {shown_url(url)} on http://{host}:{port}/", soft_wrap=True)
-    # uvicorn re-raises the SIGTERM it stopped on; raised here as SystemExit, the worker is
-    # stopped on the way out
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    # uvicorn re-raises the SIGTERM it stopped on; raised as SystemExit(143) by the handler
+    # every command installs (rlbench_suite.interrupts), the worker is stopped on the way out
     limits = WorkerLimits.from_options(cpu_s, wall_s, memory_gb)
     with _worker(url, limits) if worker else contextlib.nullcontext():
         if not worker:
@@ -282,14 +279,13 @@ def verify(
     ] = None,
 ) -> None:
     """Verify queued ONNX submissions: re-evaluate each in a limited process, store it verified."""
-    import signal
-    import sys
     import time
 
     from rlbench_suite.leaderboard.worker import run_pending
 
-    # SIGTERM (serve stopping) unwinds: the running evaluation is killed, its job re-queued
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # SIGTERM (serve stopping) unwinds, exit 0: the running evaluation is killed, its job
+    # re-queued
+    interrupts.install(sigterm_status=0)
     factory, _ = open_database(db, sync=parent_pid is None)
     limits = WorkerLimits.from_options(cpu_s, wall_s, memory_gb)
     while parent_pid is None or os.getppid() == parent_pid:

@@ -17,7 +17,7 @@ from rich.progress import (
 
 from rlbench_suite import interrupts
 from rlbench_suite.baselines.algorithms import ALGORITHMS
-from rlbench_suite.cli.common import app, console, errors, interval, number
+from rlbench_suite.cli.common import app, console, errors, interval, number, stopped
 
 
 class _Display:
@@ -148,8 +148,7 @@ def train_command(
             with _Display(f"{env_id} {algo} seed {seed}") as display:
                 report = train(config, on_progress=display, on_notice=_notice)
         except Exception:
-            if interrupts.interrupted():  # an error the Ctrl-C caused (an import it cut short)
-                interrupts.cancel_redelivery()
+            if interrupts.stopped_by_signal():  # an error the signal caused (an import it cut)
                 raise KeyboardInterrupt from None
             raise
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError,
@@ -157,15 +156,11 @@ def train_command(
         # one line, unwrapped, so it can be grepped and read in logs
         errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    except RunInterrupted as stopped:
-        errors.print(f"interrupted; continue from the last checkpoint with the same command and "
-                     f"--resume (run folder: {stopped.run_dir})", soft_wrap=True,
-                     highlight=False, markup=False)  # fmt: skip
-        raise typer.Exit(130) from None
+    except RunInterrupted as cut:
+        raise stopped(f"interrupted; continue from the last checkpoint with the same command "
+                      f"and --resume (run folder: {cut.run_dir})") from None  # fmt: skip
     except KeyboardInterrupt:  # before the run folder had its run.json: nothing to resume
-        errors.print("interrupted before training started; run the same command again",
-                     soft_wrap=True, highlight=False, markup=False)  # fmt: skip
-        raise typer.Exit(130) from None
+        raise stopped("interrupted before training started; run the same command again") from None
     console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True,
                   markup=False)  # fmt: skip
     console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)

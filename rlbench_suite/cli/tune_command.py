@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.progress import Progress, TextColumn
 
-from rlbench_suite.cli.common import app, console, errors, fail, progress_bar
+from rlbench_suite import interrupts
+from rlbench_suite.cli.common import app, console, fail, progress_bar, stopped
 
 
 class _Display:
@@ -44,6 +45,9 @@ class _Display:
                 highlight=False,
                 soft_wrap=True,
             )
+
+
+_INTERRUPTED = "interrupted; continue the study with the same command and --resume"
 
 
 @app.command("tune")
@@ -105,11 +109,11 @@ def tune_command(
         with _Display(f"tune {env_id} {algo}") as display:
             report = tune(config, on_progress=display)
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError) as e:
+        if interrupts.stopped_by_signal():  # an import the signal cut short
+            raise stopped(_INTERRUPTED) from None
         raise fail(e) from None
     except KeyboardInterrupt:
-        errors.print("interrupted; continue the study with the same command and --resume",
-                     soft_wrap=True, highlight=False, markup=False)  # fmt: skip
-        raise typer.Exit(130) from None
+        raise stopped(_INTERRUPTED) from None
     console.print(
         f"{report.trials} trials ({report.pruned} pruned) in {report.wall_time_s:.1f} s; best "
         f"mean return {report.best_value:.4g}",
