@@ -287,11 +287,11 @@ def verify_command(
 def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
     """What to run about a dataset that failed verification: resume an interrupted download
     (its ``.part`` files are kept bytes: deleting would throw them away), else replace it."""
-    from rlbench_suite.datasets.cache import dataset_folder
+    from rlbench_suite.datasets.cache import dataset_folder, part_path
     from rlbench_suite.datasets.remotes import kept_bytes
 
     folder = dataset_folder(card, cache)
-    if any((folder / (f.path + ".part")).is_file() for f in card.files):
+    if any(part_path(folder / f.path).is_file() for f in card.files):
         kept, total = kept_bytes(card, cache)
         return (f"a download was interrupted ({kept} of {total} bytes kept); resume it with "
                 f"`rlbench datasets download {card.id}`")  # fmt: skip

@@ -167,10 +167,15 @@ def is_cached(card: DatasetCard, root: Path | None = None) -> bool:
     )
 
 
+def part_path(target: Path) -> Path:
+    """Where a download of ``target`` keeps its bytes until they are verified (``X.part``)."""
+    return target.with_name(target.name + ".part")
+
+
 def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
     """Whether any file of ``card`` (whole or ``.part``) is in the cache."""
     folder = dataset_folder(card, root)
-    return any((folder / f.path).is_file() or (folder / (f.path + ".part")).is_file()
+    return any((folder / f.path).is_file() or part_path(folder / f.path).is_file()
                for f in card.files)  # fmt: skip
 
 

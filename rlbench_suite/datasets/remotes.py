@@ -39,6 +39,7 @@ from rlbench_suite.datasets.cache import (
     expected_files,
     folder_lock,
     is_cached,
+    part_path,
 )
 
 CHUNK = 128 << 10
@@ -228,7 +229,7 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
                     timeout: float | None, progress: ByteProgress | None) -> Path:  # fmt: skip
     """``target.part`` holding ``file`` with its SHA-256 checked, from the first remote that
     delivers it; a :class:`DownloadError` listing each remote's answer otherwise."""
-    part = target.with_name(target.name + ".part")
+    part = part_path(target)
     answers: list[str] = []
     for remote in remotes:
         url = file_url(remote, card, file)
@@ -302,7 +303,7 @@ def kept_bytes(card: DatasetCard, root: Path | None = None) -> tuple[int, int]:
     folder = dataset_folder(card, root)
     kept = 0
     for f in card.files:
-        for path in (folder / f.path, folder / (f.path + ".part")):
+        for path in (folder / f.path, part_path(folder / f.path)):
             if path.is_file():
                 kept += min(path.stat().st_size, f.size)
                 break
