@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 _MARK = "_rlbench_redelivers_interrupts"
 REDELIVERY_DELAY = 0.05
@@ -130,11 +130,34 @@ def redeliver_swallowed_interrupts() -> None:
     sys.unraisablehook = hook
 
 
+def run_script(main: Callable[[], int | None], resume_hint: str) -> NoReturn:
+    """Run a script's ``main`` with :func:`install`'s handlers and exit with its status; a
+    Ctrl-C (or an error it caused) ends as one line on stderr, ``interrupted; <resume_hint>``,
+    and exit 130, not a traceback (SIGTERM exits 143 as in :func:`install`)."""
+    install()
+    try:
+        code = main()
+    except Exception:
+        if not stopped_by_signal():
+            raise
+        _say_interrupted(resume_hint)
+    except KeyboardInterrupt:
+        cancel_redelivery()
+        _say_interrupted(resume_hint)
+    raise SystemExit(code)
+
+
+def _say_interrupted(resume_hint: str) -> NoReturn:
+    print(f"interrupted; {resume_hint}", file=sys.stderr, flush=True)
+    raise SystemExit(exit_code()) from None
+
+
 __all__ = [
     "cancel_redelivery",
     "exit_code",
     "install",
     "interrupted",
     "redeliver_swallowed_interrupts",
+    "run_script",
     "stopped_by_signal",
 ]

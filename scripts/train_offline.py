@@ -44,6 +44,7 @@ from rlbench_suite.baselines.zoo import copy_run_artifacts
 from rlbench_suite.core.offline_cards import resolve_card
 from rlbench_suite.datasets.cache import cache_root, dataset_folder
 from rlbench_suite.evaluation import default_protocol, evaluate
+from rlbench_suite.interrupts import run_script
 from rlbench_suite.paths import runs_dir
 from rlbench_suite.resources import content_dir
 
@@ -155,4 +156,5 @@ def _order(entries: list[OfflineEntry]) -> list[tuple[OfflineEntry, int]]:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "run the same command again: collected seeds are kept, and the seed in "
+               "training resumes from its last checkpoint")  # fmt: skip

@@ -52,6 +52,7 @@ from rlbench_suite.core.cards import load_card
 from rlbench_suite.core.catalog import card_paths, get_card
 from rlbench_suite.core.scoring import primary_values, references_separated
 from rlbench_suite.evaluation import evaluate
+from rlbench_suite.interrupts import run_script
 from rlbench_suite.paths import runs_dir
 from rlbench_suite.previews import refresh_previews
 from rlbench_suite.refscores import measure, write_reference, write_trained
@@ -246,4 +247,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run_script(lambda: main(sys.argv[1:]), "run the same command again: collected seeds are "
+               "kept, and the seed in training resumes from its last checkpoint")  # fmt: skip

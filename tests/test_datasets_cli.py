@@ -400,6 +400,45 @@ def test_download_says_when_it_waits_for_another_process(cache):
     assert result.exit_code == 2  # then it went on (and found no remote)
 
 
+def test_ctrl_c_while_another_process_downloads_keeps_no_claim_on_its_bytes(cache, monkeypatch):
+    """Interrupted while another downloader holds the lock, the line says that download goes
+    on; the ``.part`` bytes in the cache are the other's, not 'kept' by this command."""
+    import threading
+
+    from rlbench_suite.datasets import remotes
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    card = get_dataset_card(DATASET)
+    part = dataset_folder(card, cache) / (DATA_FILE + ".part")
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the other downloader, 1234 bytes in
+        with dataset_lock(card, cache):
+            part.parent.mkdir(parents=True)
+            part.write_bytes(b"x" * 1234)
+            held.set()
+            done.wait(30)
+
+    def waiting(*args, **kwargs):  # Ctrl-C while this one waits for the lock
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(remotes, "download", waiting)
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        held.wait(10)
+        result = run("datasets", "download", DATASET)
+    finally:
+        done.set()
+        holder.join()
+    assert result.exit_code == 130
+    lock = dataset_lock(card, cache).lock_file
+    assert (f"interrupted while another process downloads {DATASET} (lock {lock}); it goes "
+            "on: run the same command again to wait for it") in " ".join(result.output.split())
+    assert "bytes kept" not in result.output
+    assert part.stat().st_size == 1234
+
+
 def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
     """Piped (no terminal, no bar), a build says how far it is, at most every PIPED_EVERY_S
     seconds (here: every update), on stderr beside the summary."""

@@ -148,3 +148,35 @@ def test_each_command_starts_with_no_signal_remembered_and_a_worker_exits_0_on_s
     with pytest.raises(SystemExit) as stopped:
         signal.raise_signal(signal.SIGTERM)
     assert stopped.value.code == 0 and interrupts.exit_code() == 0
+
+
+def test_a_script_interrupted_ends_with_one_line_and_130(shown, capsys, tmp_path):
+    """``scripts/train_zoo.py`` and ``train_offline.py`` showed two chained tracebacks on Ctrl-C
+    (KeyboardInterrupt, then ``RunInterrupted: <run folder>``); ``run_script`` ends them with
+    one line that says how to resume."""
+    from rlbench_suite.baselines.sb3_run import RunInterrupted
+
+    def training():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise RunInterrupted(tmp_path) from None
+
+    with pytest.raises(SystemExit) as stopped:
+        interrupts.run_script(training, "run the same command again")
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == "interrupted; run the same command again\n"
+
+    def failing_after_the_signal():  # an error the Ctrl-C caused is the interruption
+        interrupts._received.append(signal.SIGINT)
+        raise ImportError("initialization failed")
+
+    with pytest.raises(SystemExit) as stopped:
+        interrupts.run_script(failing_after_the_signal, "resume")
+    assert stopped.value.code == 130 and capsys.readouterr().err == "interrupted; resume\n"
+
+    with pytest.raises(SystemExit) as finished:  # install() forgot the earlier signal
+        interrupts.run_script(lambda: 3, "resume")
+    assert finished.value.code == 3
+    with pytest.raises(ValueError, match="a bug"):
+        interrupts.run_script(lambda: (_ for _ in ()).throw(ValueError("a bug")), "resume")

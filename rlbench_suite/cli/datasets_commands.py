@@ -366,6 +366,11 @@ def download_command(
         except KeyboardInterrupt:
             from rlbench_suite.datasets.remotes import kept_bytes
 
+            other = _held_elsewhere(card, cache)
+            if other is not None:  # its .part bytes are that process's, not this one's
+                raise stopped(f"interrupted while another process downloads {card.id} (lock "
+                              f"{other}); it goes on: run the same command again to wait for "
+                              "it") from None  # fmt: skip
             kept, total = kept_bytes(card, cache)
             raise stopped(f"interrupted; run the same command again to resume ({kept} of "
                           f"{total} bytes kept)") from None  # fmt: skip
@@ -375,10 +380,25 @@ def download_command(
         raise typer.Exit(code)
 
 
+def _held_elsewhere(card: DatasetCard, cache: Path | None) -> str | None:
+    """The lock file of ``card``'s dataset if another process holds it now, else None."""
+    from filelock import Timeout
+
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    lock = dataset_lock(card, cache)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return str(lock.lock_file)
+    lock.release()
+    return None
+
+
 def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[str] | None,
                   timeout: float | None, cache: Path | None) -> None:  # fmt: skip
     from rlbench_suite.datasets.cache import dataset_folder, verify
-    from rlbench_suite.datasets.remotes import DownloadError, dataset_lock, download
+    from rlbench_suite.datasets.remotes import DownloadError, download
 
     if offline:
         problems = verify(card, cache, content=False) if card.built else ["not built"]
@@ -396,14 +416,10 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
         console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
                       highlight=False)  # fmt: skip
         return
-    lock = dataset_lock(card, cache)
-    try:
-        lock.acquire(timeout=0)
-    except Exception:  # held by another process: say so, then wait
-        errors.print(f"{card.id}: waiting for another process downloading it (lock "
-                     f"{lock.lock_file})", soft_wrap=True, highlight=False)  # fmt: skip
-    else:
-        lock.release()
+    other = _held_elsewhere(card, cache)
+    if other is not None:  # say so, then wait
+        errors.print(f"{card.id}: waiting for another process downloading it (lock {other})",
+                     soft_wrap=True, highlight=False)  # fmt: skip
     try:
         with _byte_progress(card) as progress:
             folder = download(card, cache, [*(remote or []), *card.remotes], timeout,
