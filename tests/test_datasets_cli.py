@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -156,8 +159,10 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
     assert data["observations"].shape == (card.steps, 4)
     assert data["next_observations"].shape == (card.steps, 4)
     assert int(data["terminals"].sum() + data["timeouts"].sum()) == card.episodes
-    # D4RL's (and minari.get_normalized_score's) 0-1 scale
-    assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
+    # D4RL's (and minari.get_normalized_score's) 0-1 scale; no warning (only joint data's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
     assert env.get_normalized_score(card.reference.random.value) == pytest.approx(0.0)
     assert env.get_normalized_score(np.array([card.reference.random.value])) == pytest.approx([0])
     assert (env.ref_min_score, env.get_wrapper_attr("ref_max_score")) == (
@@ -277,6 +282,7 @@ def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
     from rlbench_suite.datasets import remotes
 
     card = get_dataset_card(DATASET)
+    real = remotes.download
 
     def interrupted(card, root, *args, **kwargs):
         part = dataset_folder(card, root) / (DATA_FILE + ".part")
@@ -292,12 +298,21 @@ def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
             f"{total} bytes kept)") in result.output  # fmt: skip
     assert "Traceback" not in result.output
 
-    # verify advises resuming, not deleting the kept bytes (a review found it said delete)
+    # verify advises resuming, not deleting the kept bytes (a review found it said delete),
+    # and with the remote: the card lists none (a review ran the advice without one: it failed)
+    resume = (f"a download was interrupted (1234 of {total} bytes kept); resume it with "
+              f"`rlbench datasets download {DATASET} --remote URL` (the remote it came from: "
+              "the card lists none)")  # fmt: skip
     result = run("datasets", "verify", DATASET)
     assert result.exit_code == 1
-    assert (f"{DATASET}: a download was interrupted (1234 of {total} bytes kept); resume it "
-            f"with `rlbench datasets download {DATASET}`") in result.output  # fmt: skip
+    assert f"{DATASET}: {resume}" in " ".join(result.output.split())
     assert "delete" not in result.output
+    monkeypatch.setattr(remotes, "download", real)  # with no remote it says how to resume
+    result = run("datasets", "download", DATASET)
+    assert result.exit_code == 2
+    assert f"; {resume}, or build it from source with" in " ".join(result.output.split())
+    with pytest.raises(FileNotFoundError, match=re.escape(resume)):
+        load(DATASET)
 
 
 def test_ctrl_c_during_download_build_says_a_build_starts_over(cache, monkeypatch):
@@ -312,6 +327,20 @@ def test_ctrl_c_during_download_build_says_a_build_starts_over(cache, monkeypatc
     assert (f"interrupted while building {DATASET} from source; a build starts over: run the "
             "same command again") in result.output  # fmt: skip
     assert "bytes kept" not in result.output
+
+
+def test_ctrl_c_during_build_says_it_starts_over(cache, monkeypatch):
+    """A review: `rlbench datasets build` exited 130 on Ctrl-C without a word."""
+    from rlbench_suite.datasets import builder
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(builder, "build", interrupted)
+    result = run("datasets", "build", DATASET)
+    assert result.exit_code == 130
+    assert (f"interrupted while building {DATASET}; a build starts over (the cached copy, if "
+            "any, is as it was): run the same command again") in " ".join(result.output.split())
 
 
 def test_download_goes_on_past_a_failure_and_lists_it(cache):
@@ -491,3 +520,36 @@ def test_other_bytes_of_the_cards_data_are_accepted_and_changed_files_refused(ca
     result = run("datasets", "verify", DATASET)
     assert result.exit_code == 1 and "episodes are not the card's" in result.output
     assert not (folder / VERIFIED_FILE).exists()
+
+
+def test_a_cache_that_cannot_be_a_folder_is_one_line_not_a_traceback(cache, tmp_path, monkeypatch):
+    """A review: `--cache FILE` (or RLBENCH_DATA_DIR naming a file) gave build and download a
+    NotADirectoryError traceback."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    for args in (["datasets", "build", DATASET, "--cache", str(a_file)],
+                 ["datasets", "download", DATASET, "--cache", str(a_file / "sub")]):  # fmt: skip
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        assert f"error: --cache {a_file if 'build' in args else a_file / 'sub'} cannot be a " \
+            "folder: a file is in the way" in " ".join(result.output.split())
+        assert "Traceback" not in result.output
+    monkeypatch.setenv("RLBENCH_DATA_DIR", str(a_file))
+    result = run("datasets", "download", DATASET, "--build")
+    assert result.exit_code == 2
+    assert f"error: the dataset cache {a_file / 'datasets'} cannot be a folder" in result.output
+    assert a_file.read_text() == "mine\n"
+
+
+def test_a_bad_download_timeout_variable_is_named_not_blamed_on_a_remote(cache, monkeypatch):
+    monkeypatch.setenv("RLBENCH_DOWNLOAD_TIMEOUT", "abc")
+    result = run("datasets", "download", DATASET, "--remote", "http://127.0.0.1:9")
+    assert result.exit_code == 2
+    assert result.output.strip() == ("error: RLBENCH_DOWNLOAD_TIMEOUT='abc': expected a "
+                                     "positive number of seconds (the default is 30)")  # fmt: skip
+    with pytest.raises(ValueError, match="RLBENCH_DOWNLOAD_TIMEOUT='0'"):
+        monkeypatch.setenv("RLBENCH_DOWNLOAD_TIMEOUT", "0")
+        from rlbench_suite.datasets.remotes import download
+
+        download(get_dataset_card(DATASET), cache, ["http://127.0.0.1:9"])
+    assert not dataset_folder(get_dataset_card(DATASET), cache).exists()

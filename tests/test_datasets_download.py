@@ -120,9 +120,14 @@ def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp
     broken = DatasetServer(mirror, handler=Broken).start()
     listener, silent = _silent_port()
     try:
-        folder = download(
-            card, tmp_path / "cache", [missing.url, broken.url, silent, server.url], timeout=1.0
-        )
+        notices: list[str] = []  # a review: a fallback was silent until every remote failed
+        folder = download(card, tmp_path / "cache", [missing.url, broken.url, silent, server.url],
+                          timeout=1.0, notice=notices.append)  # fmt: skip
+        assert len(notices) == 3 * len(card.files)
+        assert notices[0].startswith(f"{missing.url}/") and "404" in notices[0]
+        assert notices[0].endswith("; trying the next remote (2 of 4)")
+        assert "500" in notices[1] and notices[1].endswith("(3 of 4)")
+        assert "timed out" in notices[2] and notices[2].endswith("(4 of 4)")
         assert verify(card, tmp_path / "cache") == []
         assert folder.is_dir()
         with pytest.raises(DownloadError) as info:
@@ -419,3 +424,14 @@ def test_an_unknown_protocol_lists_the_accepted_ones(published, tmp_path):
         download(card, tmp_path / "cache", ["foo://mirror"])
     assert "Protocol not known: foo" in str(info.value)
     assert "a folder, file://, http://, https:// or s3://" in str(info.value)
+
+
+def test_a_server_named_without_its_scheme_is_said_to_be_read_as_a_folder():
+    """A review: `--remote 127.0.0.1:18765` answered only "not found"."""
+    from rlbench_suite.datasets.remotes import describe_error
+
+    for url in ("127.0.0.1:18765/rlbench/x", "localhost:8000/rlbench/x"):
+        assert describe_error(FileNotFoundError(), url) == (
+            "not found (read as a folder: a server's URL needs http:// or https://)")
+    assert describe_error(FileNotFoundError(), "mirror/rlbench/x") == "not found"
+    assert describe_error(FileNotFoundError(), "http://h:1/x") == "not found (404)"

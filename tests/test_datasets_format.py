@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -202,6 +203,22 @@ def test_the_sampler_never_crosses_an_episode_boundary(tmp_path):
     assert {
         (o.tobytes(), n.tobytes()) for o, n in zip(batch["obs"], batch["next_obs"], strict=True)
     } <= all_pairs
+
+
+def test_a_bad_batch_size_or_episode_index_says_what_is_accepted(tmp_path):
+    """A review: sample(-1) said "negative dimensions are not allowed", episode(100) "range
+    object index out of range"."""
+    write_episodes(tmp_path / "d.hdf5", _episodes())
+    data = OfflineDataset(tmp_path / "d.hdf5", "rlbench/Small-v0")
+    for bad in (-1, 0, 2.5, True, "8"):
+        with pytest.raises(ValueError, match=f"batch_size must be a positive integer, got "
+                           f"{re.escape(repr(bad))}"):  # fmt: skip
+            data.sample(bad)
+    for bad in (3, -4, "0"):
+        with pytest.raises(IndexError, match=rf"episode {re.escape(repr(bad))}: rlbench/Small-v0 "
+                           r"has 3 episodes \(0 to 2, or -1 to -3 from the end\)"):  # fmt: skip
+            data.episode(bad)
+    assert data.episode(-3).index == 0 and len(data.sample(np.int64(2))["obs"]) == 2
 
 
 def test_the_sampler_gives_torch_tensors(tmp_path):

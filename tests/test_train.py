@@ -478,3 +478,13 @@ def test_ctrl_c_names_the_run_folder_to_resume_or_says_none_started(tmp_path, mo
     result = CliRunner().invoke(app, [*args[:-6], "--out", str(tmp_path / "other")])
     assert result.exit_code == 130
     assert "interrupted before training started; run the same command again" in result.output
+
+
+def test_an_out_that_cannot_be_a_folder_is_one_line_not_a_traceback(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    result = CliRunner().invoke(app, ["train", CARTPOLE, "--algo", "ppo", "--out", str(a_file)])
+    assert result.exit_code == 2
+    assert f"error: --out {a_file} cannot be a folder: a file is in the way" in " ".join(
+        result.output.split())
+    assert a_file.read_text() == "mine\n"

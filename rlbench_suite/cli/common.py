@@ -66,6 +66,18 @@ def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def usable_folder(path: Path, what: str) -> Path:
+    """``path``, made a folder if it is none yet; when it cannot be one (a file is in the way,
+    no permission), ``error: <what> <path> cannot be a folder: <why>`` and exit 2."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
+        why = "a file is in the way" if in_the_way else (exc.strerror or str(exc))
+        raise fail(f"{what} {path} cannot be a folder: {why}") from None
+    return path
+
+
 def number(value: float | None, digits: int = 4) -> str:
     """A number at sensible precision: ``digits`` significant digits (whole numbers from
     ``10**digits`` up, no exponent), floating-point dust (|x| < 1e-12) as 0, None as '-'."""

@@ -19,7 +19,16 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from rlbench_suite.cli.common import app, console, errors, fail, number, print_table, stopped
+from rlbench_suite.cli.common import (
+    app,
+    console,
+    errors,
+    fail,
+    number,
+    print_table,
+    stopped,
+    usable_folder,
+)
 from rlbench_suite.core.dataset_cards import (
     DatasetCard,
     UnknownDatasetError,
@@ -50,6 +59,13 @@ def _card(dataset_id: str) -> DatasetCard:
         return get_dataset_card(dataset_id)
     except UnknownDatasetError as exc:
         raise fail(exc) from None
+
+
+def _writable_cache(cache: Path | None) -> None:
+    """The cache folder, made when missing; one line and exit 2 when it cannot be a folder."""
+    from rlbench_suite.datasets.cache import cache_root
+
+    usable_folder(cache_root(cache), "--cache" if cache is not None else "the dataset cache")
 
 
 def _size(n: int | None) -> str:
@@ -190,6 +206,7 @@ def build_command(
     from rlbench_suite.datasets.cache import dataset_folder
 
     card = _card(dataset_id)
+    _writable_cache(cache)
     if not write:  # --write records this build (and this CPU): nothing is refused
         _say_other_cpu(card)
     try:
@@ -200,6 +217,9 @@ def build_command(
         raise fail(exc, code=1) from None
     except SourceError as exc:
         raise fail(exc) from None
+    except KeyboardInterrupt:
+        raise stopped(f"interrupted while building {card.id}; a build starts over (the cached "
+                      "copy, if any, is as it was): run the same command again") from None
     console.print(f"built {card.id}: {out.episodes} episodes, {out.steps} steps, mean return "
                   f"{number(out.mean_return)} "
                   f"(normalized {score(card.normalized_score(out.mean_return))})",
@@ -287,14 +307,11 @@ def verify_command(
 def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
     """What to run about a dataset that failed verification: resume an interrupted download
     (its ``.part`` files are kept bytes: deleting would throw them away), else replace it."""
-    from rlbench_suite.datasets.cache import dataset_folder, part_path
-    from rlbench_suite.datasets.remotes import kept_bytes
+    from rlbench_suite.datasets.remotes import resume_hint
 
-    folder = dataset_folder(card, cache)
-    if any(part_path(folder / f.path).is_file() for f in card.files):
-        kept, total = kept_bytes(card, cache)
-        return (f"a download was interrupted ({kept} of {total} bytes kept); resume it with "
-                f"`rlbench datasets download {card.id}`")  # fmt: skip
+    resume = resume_hint(card, cache)
+    if resume is not None:
+        return resume
     return (f"to replace it, run `rlbench datasets delete {card.id}` then `rlbench datasets "
             f"download {card.id} --build`")  # fmt: skip
 
@@ -352,6 +369,12 @@ def download_command(
         raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
                                  param_hint="'--remote'")  # fmt: skip
     cards = [_card(i) for i in dataset_ids]
+    from rlbench_suite.datasets.remotes import download_timeout
+
+    try:
+        download_timeout(timeout)
+    except ValueError as exc:
+        raise fail(exc) from None
     failed: list[str] = []
     code = 1
     for card in cards:
@@ -398,7 +421,7 @@ def _held_elsewhere(card: DatasetCard, cache: Path | None) -> str | None:
 def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[str] | None,
                   timeout: float | None, cache: Path | None) -> None:  # fmt: skip
     from rlbench_suite.datasets.cache import dataset_folder, verify
-    from rlbench_suite.datasets.remotes import DownloadError, download
+    from rlbench_suite.datasets.remotes import DownloadError, download, resume_hint
 
     if offline:
         problems = verify(card, cache, content=False) if card.built else ["not built"]
@@ -416,6 +439,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
         console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
                       highlight=False)  # fmt: skip
         return
+    _writable_cache(cache)
     other = _held_elsewhere(card, cache)
     if other is not None:  # say so, then wait
         errors.print(f"{card.id}: waiting for another process downloading it (lock {other})",
@@ -423,15 +447,23 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
     try:
         with _byte_progress(card) as progress:
             folder = download(card, cache, [*(remote or []), *card.remotes], timeout,
-                              progress)  # type: ignore[arg-type]  # fmt: skip
+                              progress, _say_fallback)  # type: ignore[arg-type]  # fmt: skip
     except DownloadError as exc:
         if not build:
             hint = "" if "--build" in str(exc) else (
                 f"; build it from source with `rlbench datasets download {card.id} --build`")
+            resume = resume_hint(card, cache)
+            if resume is not None and not remote:  # a --remote given was tried: said above
+                hint = f"; {resume}{hint.replace('; build', ', or build')}"
             raise fail(f"{exc}{hint}") from None
         errors.print(f"{exc}; building from source", soft_wrap=True, highlight=False)
         folder = _build_verified(card, cache)
     console.print(f"{card.id}: verified, in {folder}", soft_wrap=True, highlight=False)
+
+
+def _say_fallback(line: str) -> None:
+    """A remote failed and the next is tried: say which and why (on stderr)."""
+    errors.print(f"note: {line}", soft_wrap=True, highlight=False, markup=False)
 
 
 def _say_other_cpu(card: DatasetCard) -> None:

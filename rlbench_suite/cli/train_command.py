@@ -17,7 +17,15 @@ from rich.progress import (
 
 from rlbench_suite import interrupts
 from rlbench_suite.baselines.algorithms import ALGORITHMS
-from rlbench_suite.cli.common import app, console, errors, interval, number, stopped
+from rlbench_suite.cli.common import (
+    app,
+    console,
+    errors,
+    interval,
+    number,
+    stopped,
+    usable_folder,
+)
 
 
 class _Display:
@@ -127,7 +135,9 @@ def train_command(
     from rlbench_suite.baselines.hyperparams import HyperparamsError
     from rlbench_suite.baselines.train import RunInterrupted, TrainConfig, TrainError, train
     from rlbench_suite.datasets.storage import DatasetFileError
+    from rlbench_suite.paths import runs_dir
 
+    usable_folder(out or runs_dir(), "--out" if out is not None else "the runs folder")
     config = TrainConfig(
         env_id=env_id,
         algo=algo,

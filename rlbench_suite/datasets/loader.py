@@ -100,7 +100,12 @@ class OfflineDataset:
 
     def episode(self, index: int) -> EpisodeView:
         """Episode ``index`` (negative indices count from the end)."""
-        index = range(self.num_episodes)[index]
+        try:
+            index = range(self.num_episodes)[index]
+        except (IndexError, TypeError):
+            raise IndexError(f"episode {index!r}: {self.id or self.path} has {self.num_episodes} "
+                             f"episodes (0 to {self.num_episodes - 1}, or -1 to "
+                             f"-{self.num_episodes} from the end)") from None  # fmt: skip
         s, o, n = self.step_starts[index], self.obs_starts[index], self.lengths[index]
         steps, rows = slice(s, s + n), slice(o, o + n + 1)
         return EpisodeView(index, self.seeds[index], _take(self.observations, rows),
@@ -139,6 +144,9 @@ class OfflineDataset:
     def sample(self, batch_size: int, torch: bool = False, device: Any = None) -> dict[str, Any]:
         """``batch_size`` transitions drawn uniformly (with replacement): ``obs, action,
         reward, next_obs, terminated`` (and ``truncated``); torch tensors when ``torch``."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or (
+                batch_size < 1):  # fmt: skip
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         steps = self._rng.integers(0, self.num_steps, size=batch_size)
         t = self.transitions(steps)
         batch = {"obs": t["observations"], "action": t["actions"], "reward": t["rewards"],

@@ -8,6 +8,7 @@ users expect (:class:`OfflineEnv`, registered by ``registry.register_offline``).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from rlbench_suite.datasets.cache import (
     expected_files,
     is_cached,
 )
+from rlbench_suite.datasets.joint import is_joint
 from rlbench_suite.datasets.loader import OfflineDataset
 from rlbench_suite.datasets.storage import DatasetFileError
 from rlbench_suite.wrappers.base import VersionedWrapper, register_wrapper
@@ -45,6 +47,11 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
         why = adopt_same_content(card, root) if (folder / DATA_FILE).is_file() else "missing"
     if why is not None:
         if not download:
+            from rlbench_suite.datasets.remotes import resume_hint
+
+            resume = resume_hint(card, root)
+            if resume is not None:  # its .part bytes: a --build would start over
+                raise FileNotFoundError(f"{card.id} is not in the cache ({folder}): {resume}")
             files = expected_files(card, root)
             for file in files:  # a file there but cut short: name it
                 problem = check_file(folder / file.path, file.size, file.sha256)
@@ -106,6 +113,8 @@ class OfflineEnv(VersionedWrapper, gym.Wrapper):
         gym.Wrapper.__init__(self, env)
         self.dataset_card = get_dataset_card(dataset_id)
         self._root = Path(root) if root is not None else None
+        self._joint = is_joint(self.dataset_card.env_id)
+        self._warned_joint = False
 
     @property
     def dataset_id(self) -> str:
@@ -133,6 +142,17 @@ class OfflineEnv(VersionedWrapper, gym.Wrapper):
         """D4RL's normalized score of ``returns`` on this dataset's reference returns, on D4RL's
         (and ``minari.get_normalized_score``'s) 0-1 scale: 0 is random, 1 expert. This is the
         suite's 0-100 normalized score (``core.scoring``, as ``rlbench`` reports it elsewhere)
-        divided by 100."""
+        divided by 100. On joint data (CoopNav) the references are the team's: a warning says
+        so once, since this env's returns (its agent beside scripted partners) are another
+        game's."""
+        if self._joint and not self._warned_joint:
+            self._warned_joint = True
+            warnings.warn(
+                f"{self.dataset_card.id}'s references are the team's returns in the multi-agent "
+                f"game {self.dataset_card.env_id}: normalize the data's team returns with them, "
+                "not the returns of this Gymnasium view (its agent beside scripted partners: "
+                "another game, which they overstate)",
+                UserWarning, stacklevel=2,
+            )  # fmt: skip
         score = self.dataset_card.normalized_score(returns)
         return score / 100 if np.ndim(score) else float(score) / 100

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -78,9 +80,22 @@ def _filesystem(url: str, timeout: float) -> tuple[Any, str]:
     return fsspec.core.url_to_fs(url, **options)
 
 
-def _timeout(timeout: float | None) -> float:
-    return timeout if timeout is not None else float(
-        os.environ.get(TIMEOUT_ENV_VAR, DEFAULT_TIMEOUT_S))  # fmt: skip
+def download_timeout(timeout: float | None) -> float:
+    """``timeout``, else :data:`TIMEOUT_ENV_VAR`'s seconds, else the default; a variable that
+    is not a positive number is refused by name (not blamed on a remote)."""
+    if timeout is not None:
+        return timeout
+    raw = os.environ.get(TIMEOUT_ENV_VAR)
+    if raw is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise ValueError(f"{TIMEOUT_ENV_VAR}={raw!r}: expected a positive number of seconds "
+                            f"(the default is {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
+    return value
 
 
 class HTTPStatusError(OSError):
@@ -156,7 +171,7 @@ def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
         progress(label, offset, size)
     if offset == size:
         return digest.hexdigest()
-    with _stream(url, offset, _timeout(timeout)) as src:
+    with _stream(url, offset, download_timeout(timeout)) as src:
         dst = None
         try:
             while offset < size:
@@ -202,6 +217,7 @@ def remove_empty_folders(folder: Path, stop: Path) -> None:
 
 
 PROTOCOLS = "a folder, file://, http://, https:// or s3://"
+_HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
 
 
 def describe_error(exc: BaseException, url: str = "") -> str:
@@ -219,19 +235,27 @@ def _describe(exc: BaseException, url: str = "") -> str:
     if status is not None:
         return f"HTTP {status} {getattr(exc, 'message', '')}".strip()
     if isinstance(exc, FileNotFoundError):
-        return "not found (404)" if url.startswith(("http://", "https://")) else "not found"
+        if url.startswith(("http://", "https://")):
+            return "not found (404)"
+        if _HOST_PORT.match(url):  # 127.0.0.1:8000/...: a folder of that name, not a server
+            return "not found (read as a folder: a server's URL needs http:// or https://)"
+        return "not found"
     if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
         return "no answer (timed out)"
     return f"{type(exc).__name__}: {exc}"
 
 
 def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: list[str],
-                    timeout: float | None, progress: ByteProgress | None) -> Path:  # fmt: skip
+                    timeout: float | None, progress: ByteProgress | None,
+                    notice: Callable[[str], None] | None = None) -> Path:  # fmt: skip
     """``target.part`` holding ``file`` with its SHA-256 checked, from the first remote that
-    delivers it; a :class:`DownloadError` listing each remote's answer otherwise."""
+    delivers it (``notice`` is told of each one that failed before another is tried); a
+    :class:`DownloadError` listing each remote's answer otherwise."""
     part = part_path(target)
     answers: list[str] = []
-    for remote in remotes:
+    for number, remote in enumerate(remotes):
+        if answers and notice is not None:
+            notice(f"{answers[-1]}; trying the next remote ({number + 1} of {len(remotes)})")
         url = file_url(remote, card, file)
         start = part.stat().st_size if part.exists() else 0
         stale = ""
@@ -268,11 +292,14 @@ def dataset_lock(card: DatasetCard, root: Path | None = None) -> Any:
 def download(
     card: DatasetCard, root: Path | None = None, remotes: list[str] | None = None,
     timeout: float | None = None, progress: ByteProgress | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> Path:  # fmt: skip
-    """Download ``card``'s dataset into the cache (see the module doc); its folder."""
+    """Download ``card``'s dataset into the cache (see the module doc); its folder.
+    ``notice`` (a line) is told when a remote failed and the next is tried."""
     if not card.built:
         raise DownloadError(f"{card.id}: the card records no files to download; build it with "
                             f"`rlbench datasets build {card.id}`")  # fmt: skip
+    timeout = download_timeout(timeout)  # a bad RLBENCH_DOWNLOAD_TIMEOUT: refused, no remote tried
     folder = dataset_folder(card, root)
     with dataset_lock(card, root):
         if is_cached(card, root) and all(
@@ -284,7 +311,7 @@ def download(
         try:
             parts = [
                 (folder / f.path,
-                 _fetch_verified(card, f, folder / f.path, sources, timeout, progress))
+                 _fetch_verified(card, f, folder / f.path, sources, timeout, progress, notice))
                 for f in card.files
                 if check_file(folder / f.path, f.size, f.sha256) is not None
             ]  # fmt: skip
@@ -296,6 +323,20 @@ def download(
             os.replace(part, target)
         (folder / VERIFIED_FILE).unlink(missing_ok=True)  # the card's own bytes now
     return folder
+
+
+def resume_hint(card: DatasetCard, root: Path | None = None) -> str | None:
+    """How to resume ``card``'s interrupted download (its ``.part`` bytes kept), or None when
+    none is: the same download, with ``--remote`` when the card lists no remote."""
+    folder = dataset_folder(card, root)
+    if not any(part_path(folder / f.path).is_file() for f in card.files):
+        return None
+    kept, total = kept_bytes(card, root)
+    how = f"`rlbench datasets download {card.id}`"
+    if not card.remotes:
+        how = (f"`rlbench datasets download {card.id} --remote URL` (the remote it came from: "
+               "the card lists none)")  # fmt: skip
+    return f"a download was interrupted ({kept} of {total} bytes kept); resume it with {how}"
 
 
 def kept_bytes(card: DatasetCard, root: Path | None = None) -> tuple[int, int]:
@@ -328,7 +369,7 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
     written = []
     for file in card.files:
         url = file_url(to, card, file)
-        fs, path = _filesystem(url, _timeout(None))
+        fs, path = _filesystem(url, download_timeout(None))
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         temporary = f"{path}.{uuid.uuid4().hex[:12]}.part"  # readers never see a partial file
         fs.put_file(str(folder / file.path), temporary)
