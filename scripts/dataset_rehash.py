@@ -24,7 +24,13 @@ from rlbench_suite.core.dataset_cards import (
     dataset_card_paths,
     dataset_cards,
 )
-from rlbench_suite.datasets.builder import BuildOutput, build
+from rlbench_suite.datasets.builder import (
+    BuildMismatchError,
+    BuildOutput,
+    build,
+    cpu_dependence,
+    other_cpu_note,
+)
 from rlbench_suite.datasets.cache import VERIFIED_FILE, dataset_folder, folder_lock
 from rlbench_suite.datasets.card_writer import write_build
 from rlbench_suite.datasets.storage import (
@@ -81,6 +87,10 @@ def rehash(card: DatasetCard, reuse: Path | None = None) -> str:
                 if f.path != DATA_FILE:
                     shutil.copyfile(dataset_folder(card, reuse) / f.path, folder / f.path)
     if episodes is None:
+        if other_cpu_note(card) is not None:  # its build here would train for nothing
+            raise BuildMismatchError(f"not rehashed: {cpu_dependence(card)}, built on "
+                                     f"{card.build.cpu}; rerun this script there (or --reuse a "
+                                     "cache that holds its data)")  # fmt: skip
         out = build(card, folder, expect_content=card.content_sha256)
         how = "built"
     else:
@@ -108,10 +118,18 @@ def main(args: list[str]) -> None:
     if args[:1] == ["--reuse"]:
         reuse, args = Path(args[1]), args[2:]
     cards = dataset_cards()
+    left = []
     for dataset_id in args or sorted(cards):
         card = cards[dataset_id]
         if card.files and card.content_sha256:
-            print(f"{dataset_id}: {rehash(card, reuse)}", flush=True)
+            try:
+                print(f"{dataset_id}: {rehash(card, reuse)}", flush=True)
+            except BuildMismatchError as exc:  # the others go on
+                print(f"{dataset_id}: {exc}", flush=True)
+                left.append(dataset_id)
+    if left:
+        raise SystemExit(f"{len(left)} not rehashed (their cards keep the files they had): "
+                         f"{' '.join(left)}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -117,6 +117,16 @@ def test_list_shows_every_card_its_data_score_and_what_is_cached(cache):
         assert cells[-2] == data_score(cards[dataset_id]), line  # one decimal, as the docs
     assert "│ 0.0 " in lines["rlbench/Acrobot-random-v0"]  # its data scores 0.0119
 
+    # a truncated copy is "partly", not "no" (a review: corrupt looked like not cached)
+    data_file = dataset_folder(get_dataset_card(DATASET), cache) / DATA_FILE
+    data_file.write_bytes(data_file.read_bytes()[:1000])
+    result = run("datasets", "list")
+    row = next(line for line in result.output.splitlines() if f" {DATASET} " in line)
+    assert row.rstrip(" │").endswith("partly"), row
+    result = run("datasets", "info", DATASET)
+    assert (f"(partly cached or damaged: `rlbench datasets verify {DATASET}` says what is "
+            "wrong)") in " ".join(result.output.split())
+
 
 def test_unknown_ids_suggest_and_offline_mode_uses_only_the_cache(cache):
     result = run("datasets", "info", "rlbench/CartPole-randum-v0")
@@ -553,3 +563,19 @@ def test_a_bad_download_timeout_variable_is_named_not_blamed_on_a_remote(cache, 
 
         download(get_dataset_card(DATASET), cache, ["http://127.0.0.1:9"])
     assert not dataset_folder(get_dataset_card(DATASET), cache).exists()
+
+
+def test_verify_of_an_unreadable_file_does_not_advise_running_verify(cache):
+    """A review: verify's own line ended "run `rlbench datasets verify` and download or build
+    it again" (the reader's advice, for callers other than verify)."""
+    assert run("datasets", "build", DATASET).exit_code == 0
+    data_file = dataset_folder(get_dataset_card(DATASET), cache) / DATA_FILE
+    raw = bytearray(data_file.read_bytes())
+    raw[40:60] = b"\xff" * 20  # the root group's header: h5py cannot open it
+    data_file.write_bytes(bytes(raw))
+    result = run("datasets", "verify", DATASET)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "not a readable dataset file, truncated or corrupt" in text
+    assert "rlbench datasets verify" not in text
+    assert f"run `rlbench datasets delete {DATASET}` then" in text

@@ -75,7 +75,7 @@ def test_encoded_files_hold_what_the_library_writer_writes(tmp_path):
     back = list(read_episodes(tmp_path / "encoded.hdf5"))
     assert content_hash(back) == content_hash(episodes)
     assert [e.seed for e in back] == [e.seed for e in episodes]
-    assert (tmp_path / "encoded.hdf5").read_bytes()[9:11] == b"\x04\x04"  # 4-byte addresses
+    assert (tmp_path / "encoded.hdf5").read_bytes()[9:11] == b"\x08\x08"  # HDF5's default
 
 
 def test_equal_arrays_are_one_dataset_linked_from_each_episode(tmp_path):
@@ -153,12 +153,22 @@ def test_an_array_of_one_value_is_its_fill_value(tmp_path):
     assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash([episode])
 
 
-def test_eight_byte_addresses_where_the_file_could_pass_4_gib(tmp_path, monkeypatch):
-    monkeypatch.setattr(h5encode, "_bound", lambda episodes, keys: 1 << 33)
+def test_h5py_copies_episodes_out_into_a_file_of_its_own(tmp_path):
+    """A review: episodes copied with ``h5py.Group.copy`` from a file with 4-byte addresses
+    (the encoder's choice below 4 GiB then) were unreadable in the copy, HDF5 2.0.0's object
+    copy; the encoder now writes HDF5's default 8-byte addresses and lengths."""
     episodes = _varied(5)
     write_episodes(tmp_path / "d.hdf5", episodes)
     assert (tmp_path / "d.hdf5").read_bytes()[9:11] == b"\x08\x08"
-    assert content_hash(read_episodes(tmp_path / "d.hdf5")) == content_hash(episodes)
+    with h5py.File(tmp_path / "d.hdf5", "r") as source, h5py.File(tmp_path / "c.hdf5", "w") as copy:
+        for name in ("episode_1", "episode_3"):
+            source.copy(source[name], copy)
+    with h5py.File(tmp_path / "c.hdf5", "r") as copy:
+        for name, episode in (("episode_1", episodes[1]), ("episode_3", episodes[3])):
+            np.testing.assert_array_equal(copy[name]["observations"][()], episode.observations)
+            np.testing.assert_array_equal(copy[name]["actions"][()], episode.actions)
+            np.testing.assert_array_equal(copy[name]["rewards"][()], episode.rewards)
+            assert copy[name].attrs["total_steps"] == len(episode)
 
 
 def test_hdf5_edits_an_encoded_file(tmp_path):

@@ -78,10 +78,19 @@ def _size(n: int | None) -> str:
     return str(n)
 
 
+def _cached_state(card: DatasetCard, cache: Path | None) -> str:
+    """``yes`` (every file there with its size: a quick check, no hash), ``no`` (nothing
+    there), else ``partly`` (a file missing or of another size, or a download's ``.part``)."""
+    from rlbench_suite.datasets.cache import is_cached, is_partly_cached
+
+    if is_cached(card, cache):
+        return "yes"
+    return "partly" if card.built and is_partly_cached(card, cache) else "no"
+
+
 @datasets_app.command("list")
 def list_datasets(cache: CacheOption = None) -> None:
     """Table of the dataset cards: id, env, kind, episodes, steps, size, cached or not."""
-    from rlbench_suite.datasets.cache import is_cached
     from rlbench_suite.datasets.table import data_score
 
     for error in dataset_catalog_errors():
@@ -90,7 +99,7 @@ def list_datasets(cache: CacheOption = None) -> None:
         (c.id, c.env_id, c.kind, number(c.episodes), number(c.steps),
          _size(sum(f.size for f in c.files) if c.files else None),
          data_score(c),
-         "yes" if is_cached(c, cache) else "no")
+         _cached_state(c, cache))
         for c in sorted(dataset_cards().values(), key=lambda c: c.id)
     ]  # fmt: skip
     print_table(f"rlbench-suite datasets ({len(rows)})",
@@ -102,7 +111,7 @@ def list_datasets(cache: CacheOption = None) -> None:
 def info(dataset_id: str, cache: CacheOption = None) -> None:
     """Everything the card says, and where the dataset is in the cache."""
     from rlbench_suite.datasets.builder import cpu_dependence
-    from rlbench_suite.datasets.cache import dataset_folder, is_cached
+    from rlbench_suite.datasets.cache import dataset_folder
     from rlbench_suite.datasets.joint import is_joint
     from rlbench_suite.datasets.table import data_score
 
@@ -146,7 +155,11 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
         console.print(f"file {f.path}: {_size(f.size)} sha256 {f.sha256}", highlight=False)
     console.print(f"remotes: {', '.join(card.remotes) or 'none'}", soft_wrap=True, highlight=False)
     where = dataset_folder(card, cache)
-    console.print(f"cache: {where} ({'cached' if is_cached(card, cache) else 'not cached'})",
+    state = {"yes": "cached", "no": "not cached"}.get(_cached_state(card, cache),
+                                                       "partly cached or damaged: "
+                                                       f"`rlbench datasets verify {card.id}` "
+                                                       "says what is wrong")  # fmt: skip
+    console.print(f"cache: {where} ({state})",
                   soft_wrap=True, highlight=False)  # fmt: skip
 
 

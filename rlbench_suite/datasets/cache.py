@@ -121,7 +121,7 @@ def verify(card: DatasetCard, root: Path | None = None, content: bool = True) ->
         try:
             actual = content_hash(read_episodes(data))
         except DatasetFileError as exc:
-            why = str(exc).removeprefix(f"{data}: ").removesuffix(f"; {REPAIR}")
+            why = _unreadable(exc, data)
             problems.append(Problem(data, why))
         else:
             if actual != card.content_sha256:
@@ -147,7 +147,7 @@ def adopt_same_content(card: DatasetCard, root: Path | None = None) -> str | Non
     try:
         actual = content_hash(read_episodes(folder / DATA_FILE))
     except DatasetFileError as exc:
-        return str(exc)
+        return _unreadable(exc, folder / DATA_FILE)
     if actual != card.content_sha256:
         return (f"its episodes are not the card's: content hash {actual}, expected "
                 f"{card.content_sha256}")  # fmt: skip
@@ -156,6 +156,12 @@ def adopt_same_content(card: DatasetCard, root: Path | None = None) -> str | Non
     with folder_lock(folder):
         write_verified(folder, actual, files)
     return None
+
+
+def _unreadable(exc: DatasetFileError, path: Path) -> str:
+    """Why the reader refused ``path``, without its name and its advice to run verify (the
+    caller is verify, or names the file itself)."""
+    return str(exc).removeprefix(f"{path}: ").removesuffix(f"; {REPAIR}")
 
 
 def is_cached(card: DatasetCard, root: Path | None = None) -> bool:

@@ -56,6 +56,10 @@ MIN_COMPRESS_BYTES = 512
 saves a few bytes an episode at more time than playing a short episode takes)."""
 MAX_COMPACT_BYTES = 16 << 10
 """Raw arrays up to this size live in their dataset's header (compact layout)."""
+ADDRESS_WIDTH = 8
+"""Bytes of an address or a length (the superblock's sizes). HDF5 2.0.0 reads files with
+4-byte addresses, but its object copy (``h5py.Group.copy`` into another file, ``h5copy``)
+writes unreadable objects from them and can corrupt the heap: 8, never 4 (4 saved about 3%)."""
 MAX_ARRAY_BYTES = 4 << 20
 """Arrays larger than this (image episodes) go through the library writer (several chunks)."""
 MIN_SHARED_TYPE_USES = 8
@@ -216,7 +220,7 @@ def fits(episodes: Sequence[Any], keys: Sequence[str]) -> bool:
 
 class _Encoder:
     """The file's bytes in order (``put`` returns where a piece starts), with addresses and
-    lengths of ``width`` bytes (4 or 8: the superblock's sizes of offsets and lengths)."""
+    lengths of ``width`` bytes (the superblock's sizes of offsets and lengths)."""
 
     def __init__(self, width: int) -> None:
         self.width = width
@@ -330,13 +334,6 @@ class _Encoder:
                 + b"\x01" + (index or self.undefined))  # fmt: skip
 
 
-def _bound(episodes: Sequence[Any], keys: Sequence[str]) -> int:
-    """More bytes than the file of ``episodes`` can take: the arrays' bytes, deflate's worst
-    case and the headers' most."""
-    arrays = sum(getattr(e, key).nbytes for e in episodes for key in keys)
-    return 2 * arrays + 4096 * (len(episodes) + 1)
-
-
 def _refcount(links: int) -> list[bytes]:
     """The reference count message of an object with ``links`` links (none for one)."""
     return [_message(_REFCOUNT, b"\x00" + struct.pack("<I", links))] if links > 1 else []
@@ -353,9 +350,9 @@ def encode_file(episodes: Sequence[Any], keys: Sequence[str], root_attributes: d
     pieces to write one after another: a group ``episode_<i>`` per episode holding its
     ``keys`` (in that order) and its ``id``, ``seed`` and ``total_steps``; the root group gets
     ``root_attributes``. Equal arrays (dtype, shape and values) are one dataset, hard-linked
-    from each group that holds them. Addresses and lengths take 4 bytes where the file stays
-    under 4 GiB, else 8."""
-    encoder = _Encoder(4 if _bound(episodes, keys) < 1 << 32 else 8)
+    from each group that holds them. Addresses and lengths take 8 bytes, HDF5's default:
+    :data:`ADDRESS_WIDTH`."""
+    encoder = _Encoder(ADDRESS_WIDTH)
     prints = [[_fingerprint(getattr(e, key)) for key in keys] for e in episodes]
     links = collections.Counter(p for row in prints for p in row)
     uses = collections.Counter(np.dtype(p[0]) for p in links)
