@@ -465,11 +465,16 @@ def test_ctrl_c_while_another_process_downloads_keeps_no_claim_on_its_bytes(cach
     holder = threading.Thread(target=hold)
     holder.start()
     try:
-        held.wait(10)
+        assert held.wait(10)
         result = run("datasets", "download", DATASET)
+        verified = run("datasets", "verify", DATASET)  # its bytes are not to resume, either
     finally:
         done.set()
         holder.join()
+    assert (f"{DATASET}: another process is downloading it now (lock "
+            f"{dataset_lock(card, cache).lock_file}): wait for it") in " ".join(
+                verified.output.split())  # fmt: skip
+    assert "resume" not in verified.output
     assert result.exit_code == 130
     lock = dataset_lock(card, cache).lock_file
     assert (f"interrupted while another process downloads {DATASET} (lock {lock}); it goes "
@@ -557,12 +562,26 @@ def test_a_bad_download_timeout_variable_is_named_not_blamed_on_a_remote(cache, 
     assert result.exit_code == 2
     assert result.output.strip() == ("error: RLBENCH_DOWNLOAD_TIMEOUT='abc': expected a "
                                      "positive number of seconds (the default is 30)")  # fmt: skip
+    offline = run("datasets", "download", DATASET, "--offline")  # reads no remote: not asked
+    assert offline.exit_code == 2 and "is not complete in the cache" in offline.output
+    assert "RLBENCH_DOWNLOAD_TIMEOUT" not in offline.output
     with pytest.raises(ValueError, match="RLBENCH_DOWNLOAD_TIMEOUT='0'"):
         monkeypatch.setenv("RLBENCH_DOWNLOAD_TIMEOUT", "0")
         from rlbench_suite.datasets.remotes import download
 
         download(get_dataset_card(DATASET), cache, ["http://127.0.0.1:9"])
     assert not dataset_folder(get_dataset_card(DATASET), cache).exists()
+
+
+def test_asking_whether_another_process_downloads_creates_nothing(tmp_path):
+    from rlbench_suite.datasets.remotes import lock_held_elsewhere
+
+    card = get_dataset_card(DATASET)
+    assert lock_held_elsewhere(card, tmp_path / "cache") is None
+    assert not (tmp_path / "cache").exists()
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    assert lock_held_elsewhere(card, a_file) is None  # a cache that cannot be one: no one
 
 
 def test_verify_of_an_unreadable_file_does_not_advise_running_verify(cache):

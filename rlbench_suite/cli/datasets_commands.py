@@ -85,12 +85,13 @@ def _cached_state(card: DatasetCard, cache: Path | None) -> str:
 
     if is_cached(card, cache):
         return "yes"
-    return "partly" if card.built and is_partly_cached(card, cache) else "no"
+    return "partly" if is_partly_cached(card, cache) else "no"
 
 
 @datasets_app.command("list")
 def list_datasets(cache: CacheOption = None) -> None:
-    """Table of the dataset cards: id, env, kind, episodes, steps, size, cached or not."""
+    """Table of the dataset cards: id, env, kind, episodes, steps, size, data score, cached
+    (yes; partly: a file missing or cut short, or a download's .part; no)."""
     from rlbench_suite.datasets.table import data_score
 
     for error in dataset_catalog_errors():
@@ -385,7 +386,8 @@ def download_command(
     from rlbench_suite.datasets.remotes import download_timeout
 
     try:
-        download_timeout(timeout)
+        if not offline:  # --offline reads no remote: its timeout is not asked for
+            download_timeout(timeout)
     except ValueError as exc:
         raise fail(exc) from None
     failed: list[str] = []
@@ -400,9 +402,9 @@ def download_command(
             raise stopped(f"interrupted while building {card.id} from source; a build starts "
                           "over: run the same command again") from None  # fmt: skip
         except KeyboardInterrupt:
-            from rlbench_suite.datasets.remotes import kept_bytes
+            from rlbench_suite.datasets.remotes import kept_bytes, lock_held_elsewhere
 
-            other = _held_elsewhere(card, cache)
+            other = None if offline else lock_held_elsewhere(card, cache)
             if other is not None:  # its .part bytes are that process's, not this one's
                 raise stopped(f"interrupted while another process downloads {card.id} (lock "
                               f"{other}); it goes on: run the same command again to wait for "
@@ -416,25 +418,15 @@ def download_command(
         raise typer.Exit(code)
 
 
-def _held_elsewhere(card: DatasetCard, cache: Path | None) -> str | None:
-    """The lock file of ``card``'s dataset if another process holds it now, else None."""
-    from filelock import Timeout
-
-    from rlbench_suite.datasets.remotes import dataset_lock
-
-    lock = dataset_lock(card, cache)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return str(lock.lock_file)
-    lock.release()
-    return None
-
-
 def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[str] | None,
                   timeout: float | None, cache: Path | None) -> None:  # fmt: skip
     from rlbench_suite.datasets.cache import dataset_folder, verify
-    from rlbench_suite.datasets.remotes import DownloadError, download, resume_hint
+    from rlbench_suite.datasets.remotes import (
+        DownloadError,
+        download,
+        lock_held_elsewhere,
+        resume_hint,
+    )
 
     if offline:
         problems = verify(card, cache, content=False) if card.built else ["not built"]
@@ -453,7 +445,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
                       highlight=False)  # fmt: skip
         return
     _writable_cache(cache)
-    other = _held_elsewhere(card, cache)
+    other = lock_held_elsewhere(card, cache)
     if other is not None:  # say so, then wait
         errors.print(f"{card.id}: waiting for another process downloading it (lock {other})",
                      soft_wrap=True, highlight=False)  # fmt: skip
@@ -466,7 +458,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
             hint = "" if "--build" in str(exc) else (
                 f"; build it from source with `rlbench datasets download {card.id} --build`")
             resume = resume_hint(card, cache)
-            if resume is not None and not remote:  # a --remote given was tried: said above
+            if resume is not None and not remote and not card.remotes:  # else: the same again
                 hint = f"; {resume}{hint.replace('; build', ', or build')}"
             raise fail(f"{exc}{hint}") from None
         errors.print(f"{exc}; building from source", soft_wrap=True, highlight=False)

@@ -51,13 +51,18 @@ card's but whose file bytes differ (another h5py or HDF5): the content hash and 
 files' sizes and SHA-256, accepted in place of the card's file hashes."""
 
 
+def lock_path(folder: Path) -> Path:
+    """Where the file lock of the dataset folder ``folder`` lives: a sibling ``.<Name-vN>.lock``."""
+    folder = Path(folder)
+    return folder.parent / f".{folder.name}.lock"
+
+
 def folder_lock(folder: Path) -> Any:
-    """The file lock of the dataset folder ``folder`` (a sibling ``.<Name-vN>.lock``)."""
+    """The file lock of the dataset folder ``folder`` (:func:`lock_path`)."""
     from filelock import FileLock
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder.parent / f".{folder.name}.lock"))
+    Path(folder).parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(lock_path(folder)))
 
 
 def write_verified(folder: Path, content_sha256: str, files: list[DataFile]) -> None:

@@ -100,10 +100,12 @@ class OfflineDataset:
 
     def episode(self, index: int) -> EpisodeView:
         """Episode ``index`` (negative indices count from the end)."""
+        if isinstance(index, bool) or not isinstance(index, int | np.integer):
+            raise TypeError(f"an episode index is an integer, not {index!r}")
         try:
             index = range(self.num_episodes)[index]
-        except (IndexError, TypeError):
-            raise IndexError(f"episode {index!r}: {self.id or self.path} has {self.num_episodes} "
+        except IndexError:
+            raise IndexError(f"episode {index}: {self.id or self.path} has {self.num_episodes} "
                              f"episodes (0 to {self.num_episodes - 1}, or -1 to "
                              f"-{self.num_episodes} from the end)") from None  # fmt: skip
         s, o, n = self.step_starts[index], self.obs_starts[index], self.lengths[index]
@@ -144,8 +146,9 @@ class OfflineDataset:
     def sample(self, batch_size: int, torch: bool = False, device: Any = None) -> dict[str, Any]:
         """``batch_size`` transitions drawn uniformly (with replacement): ``obs, action,
         reward, next_obs, terminated`` (and ``truncated``); torch tensors when ``torch``."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or (
-                batch_size < 1):  # fmt: skip
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+            raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         steps = self._rng.integers(0, self.num_steps, size=batch_size)
         t = self.transitions(steps)

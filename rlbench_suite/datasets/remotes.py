@@ -41,6 +41,7 @@ from rlbench_suite.datasets.cache import (
     expected_files,
     folder_lock,
     is_cached,
+    lock_path,
     part_path,
 )
 
@@ -325,12 +326,35 @@ def download(
     return folder
 
 
+def lock_held_elsewhere(card: DatasetCard, root: Path | None = None) -> str | None:
+    """The path of ``card``'s dataset lock if another process holds it now (downloading it),
+    else None (nothing is created: no cache folder, no lock, means no one holds it)."""
+    from filelock import FileLock, Timeout
+
+    lock = lock_path(dataset_folder(card, root))
+    if not lock.is_file():  # never locked (filelock leaves the file after a release)
+        return None
+    probe = FileLock(str(lock))
+    try:
+        probe.acquire(timeout=0)
+    except Timeout:
+        return str(lock)
+    except OSError:  # an unwritable cache: no one downloads into it
+        return None
+    probe.release()
+    return None
+
+
 def resume_hint(card: DatasetCard, root: Path | None = None) -> str | None:
     """How to resume ``card``'s interrupted download (its ``.part`` bytes kept), or None when
-    none is: the same download, with ``--remote`` when the card lists no remote."""
+    none is: the same download, with ``--remote`` when the card lists no remote. While another
+    process downloads it, that its bytes are that download's."""
     folder = dataset_folder(card, root)
     if not any(part_path(folder / f.path).is_file() for f in card.files):
         return None
+    other = lock_held_elsewhere(card, root)
+    if other is not None:
+        return f"another process is downloading it now (lock {other}): wait for it"
     kept, total = kept_bytes(card, root)
     how = f"`rlbench datasets download {card.id}`"
     if not card.remotes:
@@ -369,7 +393,7 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
     written = []
     for file in card.files:
         url = file_url(to, card, file)
-        fs, path = _filesystem(url, download_timeout(None))
+        fs, path = _filesystem(url, DEFAULT_TIMEOUT_S)  # never HTTP (refused above)
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         temporary = f"{path}.{uuid.uuid4().hex[:12]}.part"  # readers never see a partial file
         fs.put_file(str(folder / file.path), temporary)
