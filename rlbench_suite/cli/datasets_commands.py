@@ -476,7 +476,7 @@ def _say_other_cpu(card: DatasetCard) -> None:
 
     note = other_cpu_note(card)
     if note is not None:
-        console.print(note, soft_wrap=True, highlight=False, style="yellow")
+        errors.print(note, soft_wrap=True, highlight=False, style="yellow")
 
 
 class _BuildInterrupted(KeyboardInterrupt):
