@@ -56,7 +56,7 @@ def test_a_terminal_that_holds_the_scores_keeps_the_trained_column_longest():
     assert f"{interval(raw.value.point, raw.value.low, raw.value.high, 3)}* maskable_ppo" in row
     assert sum("* " in r for r in rows) == 1
     assert ("trained: the best baseline's normalized score, IQM over seeds [95% CI]: 0 = random, "
-            "100 = the card's expert reference") in done.stdout.splitlines()  # fmt: skip
+            "100 = expert (the card's references)") in done.stdout.splitlines()  # fmt: skip
     assert ("  (the experts of box2d, classic-control, minigrid and mujoco-v5 cards are the "
             "suite's own best trained seeds)") in done.stdout.splitlines()  # fmt: skip
     assert ("  * the raw win_rate [95% CI], not normalized: the card has no expert reference"

@@ -98,7 +98,7 @@ def trained_legend(listed: list[EnvCard]) -> list[str]:
     if not trained:
         return []
     lines = ["trained: the best baseline's normalized score, IQM over seeds [95% CI]: "
-             "0 = random, 100 = the card's expert reference"]  # fmt: skip
+             f"{NORMALIZED_SCALE} (the card's references)"]  # fmt: skip
     own = sorted({c.suites[0] if c.suites else c.family for c in trained
                   if c.reference.expert and c.reference.expert.policy.startswith("baseline:")})
     if own:
