@@ -215,7 +215,8 @@ def build_command(
 ) -> None:
     """Build a dataset from source into the cache; its content hash must match the card's
     (or, with --write, is recorded in the card). The build goes to a staging folder and
-    replaces the cached copy only when the hash matches (a mismatch keeps the old copy)."""
+    replaces the cached copy only when the hash matches (a mismatch keeps the old copy and
+    exits 1)."""
     from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
@@ -377,8 +378,9 @@ def download_command(
     cache: CacheOption = None,
 ) -> None:
     """Download datasets into the cache: resumed, verified, falling back across remotes.
-    One id that fails exits 2 with its error; several go on past a dataset that fails and
-    exit 1 at the end, listing the failures."""
+    One id that fails exits 2 with its error (1 when a build's content hash is not the
+    card's); several go on past a dataset that fails and exit 1 at the end, listing the
+    failures."""
     if offline and remote:
         raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
                                  param_hint="'--remote'")  # fmt: skip
