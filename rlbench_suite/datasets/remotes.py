@@ -95,7 +95,7 @@ def download_timeout(timeout: float | None) -> float:
         value = math.nan
     if not value > 0 or math.isinf(value):
         raise ValueError(f"{TIMEOUT_ENV_VAR}={raw!r}: expected a positive number of seconds "
-                            f"(the default is {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
+                         f"(the default is {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
     return value
 
 
