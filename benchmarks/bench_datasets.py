@@ -125,7 +125,7 @@ class _Build:
         return steps, size
 
     def stats(self) -> dict[str, Any]:
-        return {"bytes_per_step": round(self.bytes_per_step, 1), "steps": self.card.steps,
+        return {"bytes_per_step": round(self.bytes_per_step, 2), "steps": self.card.steps,
                 "episodes": self.card.source.episodes}  # fmt: skip
 
     def close(self) -> None:

@@ -7,7 +7,8 @@ copy that holds the card's content (its content hash), in the cache or in the ca
 ``--reuse`` (only read), else built again from source (the build must give the card's
 content hash). They are written with the current writer into the cache, and the card's
 ``files`` (SHA-256, sizes) are recorded with ``card_writer.write_build``, its counts, content
-hash and versions kept. Cards whose bytes do not change are left as they are.
+hash and versions kept, but for the writer's packages (:data:`WRITER_PACKAGES`), whose versions
+here are recorded. Cards whose bytes do not change are left as they are.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from rlbench_suite.core.dataset_cards import (
     dataset_cards,
 )
 from rlbench_suite.datasets.builder import (
+    BUILD_VERSIONS,
     BuildMismatchError,
     BuildOutput,
     build,
+    build_versions,
     cpu_dependence,
     other_cpu_note,
 )
@@ -40,6 +43,9 @@ from rlbench_suite.datasets.storage import (
     write_episodes,
 )
 from rlbench_suite.policies.core import file_sha256
+
+WRITER_PACKAGES = ("h5py", "deflate")
+"""The packages that decide a file's bytes from its episodes."""
 
 
 def _cached_episodes(card: DatasetCard, folder: Path) -> list | None:
@@ -70,6 +76,14 @@ def _through_h5py(card: DatasetCard) -> bool:
     env.close()
     plain = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
     return not all(isinstance(s, plain) for s in (env.observation_space, env.action_space))
+
+
+def _versions(card: DatasetCard) -> dict[str, str]:
+    """``card``'s recorded versions, with those of :data:`WRITER_PACKAGES` installed here."""
+    here = build_versions()
+    return {name: here[name] if name in WRITER_PACKAGES else card.build.versions[name]
+            for name in BUILD_VERSIONS
+            if name in (here if name in WRITER_PACKAGES else card.build.versions)}
 
 
 def rehash(card: DatasetCard, reuse: Path | None = None) -> str:
@@ -107,8 +121,7 @@ def rehash(card: DatasetCard, reuse: Path | None = None) -> str:
     (folder / VERIFIED_FILE).unlink(missing_ok=True)  # the card's hashes are the files' now
     if out.files == card.files:
         return f"{how}, bytes unchanged"
-    write_build(dataset_card_paths()[card.id],
-                dataclasses.replace(out, versions=dict(card.build.versions)))  # fmt: skip
+    write_build(dataset_card_paths()[card.id], dataclasses.replace(out, versions=_versions(card)))
     old, new = card.files[0].size, out.files[0].size
     return f"{how}, {DATA_FILE} {old} -> {new} bytes ({new / old - 1:+.1%})"
 

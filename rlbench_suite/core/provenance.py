@@ -21,7 +21,7 @@ PACKAGES = (
     # numerics, learning and policy artifacts
     "numpy", "scipy", "torch", "stable-baselines3", "sb3-contrib", "onnx", "onnxruntime",
     # data, distribution and the contracts' own libraries
-    "minari", "h5py", "ray", "pydantic",
+    "minari", "h5py", "deflate", "ray", "pydantic",
 )  # fmt: skip
 """The distributions a result can depend on, recorded (with versions) in every provenance,
 printed by ``rlbench doctor`` and by the benchmarks. A test keeps it complete against the

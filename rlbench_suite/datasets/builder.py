@@ -47,9 +47,10 @@ from rlbench_suite.datasets.storage import (
 )
 from rlbench_suite.policies.core import file_sha256
 
-BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "mujoco", "pybullet", "torch",
-                  "onnxruntime", "minigrid", "pettingzoo")  # fmt: skip
-"""Packages whose versions a build records (the content hash is promised for these)."""
+BUILD_VERSIONS = ("rlbench-suite", "gymnasium", "numpy", "h5py", "deflate", "mujoco", "pybullet",
+                  "torch", "onnxruntime", "minigrid", "pettingzoo")  # fmt: skip
+"""Packages whose versions a build records (the content hash is promised for these; h5py's
+and deflate's, the libdeflate wrapper, also decide the file's bytes)."""
 Progress = Callable[[int, int], None]
 """Called after every episode with ``(episodes done, steps done)``."""
 NOISE_STREAM = 0x6A05

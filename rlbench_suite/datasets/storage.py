@@ -50,7 +50,9 @@ STORAGE_VERSION = 2
 """The layout of the HDF5 container written here (module doc); readers refuse newer ones."""
 STORAGE_ATTR = "rlbench_storage"
 GZIP_LEVEL = 4
-"""gzip level of every array: 9 saves under 1% on CartPole data and writes slower."""
+"""gzip level of the arrays written through h5py (the direct encoder deflates with libdeflate:
+:data:`~rlbench_suite.datasets.h5encode.DEFLATE_LEVEL`); 9 saves under 1% on CartPole data
+and writes slower."""
 MAX_CHUNK_BYTES = 4 << 20
 """Arrays larger than this (image episodes) are split into chunks of whole rows."""
 STEP_KEYS = ("actions", "rewards", "terminations", "truncations")
@@ -234,7 +236,7 @@ def write_episodes(path: Path, episodes: Iterable[Episode]) -> tuple[int, int]:
     episodes = list(episodes)
     if h5encode.fits(episodes, EPISODE_KEYS):
         root = {STORAGE_ATTR: STORAGE_VERSION}
-        pieces = h5encode.encode_file(episodes, EPISODE_KEYS, root, GZIP_LEVEL)
+        pieces = h5encode.encode_file(episodes, EPISODE_KEYS, root)
         with open(path, "wb") as file:
             file.writelines(pieces)
         return len(episodes), sum(len(e) for e in episodes)
