@@ -396,6 +396,18 @@ def test_publish_failures_are_one_line(cache, monkeypatch):
     assert "AWS_ACCESS_KEY_ID" in lines[0]
 
 
+def test_publish_to_a_folder_that_cannot_be_made_says_where_and_why(cache, tmp_path):
+    """A review: ``publish --to /proc/x`` answered "not found", a reader's wording."""
+    assert run("datasets", "build", DATASET).exit_code == 0
+    (tmp_path / "file").write_text("in the way")
+    result = run("datasets", "publish", DATASET, "--to", str(tmp_path / "file" / "m"))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert f"cannot publish {DATASET} to {tmp_path / 'file' / 'm'}: cannot write " in text
+    assert text.endswith(": Not a directory")
+    assert (tmp_path / "file").read_text() == "in the way"
+
+
 def test_publish_of_a_corrupt_cached_copy_names_the_file_and_the_fix(cache, tmp_path):
     card = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0

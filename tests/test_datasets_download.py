@@ -15,6 +15,7 @@ import pytest
 from rlbench_suite.core.dataset_cards import DATA_FILE
 from rlbench_suite.datasets import remotes
 from rlbench_suite.datasets.cache import dataset_folder, verify
+from rlbench_suite.datasets.offline import load
 from rlbench_suite.datasets.remotes import DownloadError, download, publish
 from rlbench_suite.datasets.server import DatasetServer, RangeRequestHandler
 from tests.dataset_helpers import built_card, small_card
@@ -141,6 +142,26 @@ def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp
         broken.stop()
         listener.close()
 
+
+
+def test_load_with_download_warns_of_each_remote_it_falls_back_from(published, server, tmp_path):
+    """A review: ``load(..., download=True)`` fell back across remotes silently (the CLI
+    prints a note for each)."""
+    card, _ = published
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = DatasetServer(empty).start()
+    try:
+        listed = card.model_copy(update={"remotes": [missing.url, server.url]})
+        with pytest.warns(UserWarning) as caught:
+            dataset = load(listed, download=True, root=tmp_path / "cache")
+    finally:
+        missing.stop()
+    lines = [str(w.message) for w in caught]
+    assert len(lines) == len(card.files)
+    assert lines[0].startswith(f"{card.id}: {missing.url}/") and "404" in lines[0]
+    assert lines[0].endswith("; trying the next remote (2 of 2)")
+    assert dataset.num_steps == card.steps
 
 def _download_in_subprocess(card, cache: Path, url: str, tmp_path: Path):
     card_file = tmp_path / "card.json"

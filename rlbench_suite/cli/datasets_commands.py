@@ -518,7 +518,11 @@ def publish_command(
         written = publish(card, to, cache)
     except ValueError as exc:
         raise fail(exc) from None
-    except Exception as exc:  # no credentials, no bucket, no network: one line
+    except OSError as exc:  # a folder that cannot be made or written, no bucket: where and why
+        why = (f"cannot write {exc.filename or to}: {exc.strerror}" if exc.strerror
+               else describe_error(exc, to))  # fmt: skip
+        raise fail(f"cannot publish {card.id} to {to}: {why}") from None
+    except Exception as exc:  # no credentials, no network: one line
         raise fail(f"cannot publish {card.id} to {to}: {describe_error(exc, to)}") from None
     for url in written:
         console.print(f"published {url}", soft_wrap=True, highlight=False)

@@ -35,7 +35,8 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
     are checked against the card's sizes and SHA-256 first (or those of a local verification,
     see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`). Files in other bytes that hold
     the card's data (an earlier writer's) are accepted after their content hash is checked
-    (:func:`~rlbench_suite.datasets.cache.adopt_same_content`); anything else is refused."""
+    (:func:`~rlbench_suite.datasets.cache.adopt_same_content`); anything else is refused. A
+    remote that fails during the download is a warning as the next one is tried."""
     card = get_dataset_card(dataset_id)
     folder = dataset_folder(card, root)
     get = (f"`rlbench datasets download {card.id}` fetches it again" if card.remotes else
@@ -71,8 +72,11 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
         from rlbench_suite.datasets.remotes import DownloadError
         from rlbench_suite.datasets.remotes import download as fetch
 
+        def fell_back(line: str) -> None:  # as the CLI's note: a remote failed, the next is tried
+            warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=2)
+
         try:
-            fetch(card, root)
+            fetch(card, root, notice=fell_back)
         except DownloadError as exc:
             raise DownloadError(f"{exc}; run `rlbench datasets download {card.id} --build` "
                                 "to build it from source") from None  # fmt: skip
