@@ -488,3 +488,17 @@ def test_an_out_that_cannot_be_a_folder_is_one_line_not_a_traceback(tmp_path):
     assert f"error: --out {a_file} cannot be a folder: a file is in the way" in " ".join(
         result.output.split())
     assert a_file.read_text() == "mine\n"
+    under = a_file / "runs"  # a file further up is in the way too
+    result = CliRunner().invoke(app, ["train", CARTPOLE, "--algo", "ppo", "--out", str(under)])
+    assert result.exit_code == 2
+    assert f"error: --out {under} cannot be a folder: a file is in the way" in " ".join(
+        result.output.split())
+
+
+def test_a_mistyped_env_id_leaves_no_runs_folder_behind(tmp_path):
+    """A review: ``train`` made the runs folder before it checked the env id."""
+    out = tmp_path / "runs" / "mine"
+    result = CliRunner().invoke(app, ["train", "rlbench/CartPole-expertt-v0", "--algo", "bc",
+                                      "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 2 and "unknown environment id" in result.output
+    assert list(tmp_path.iterdir()) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import sys
@@ -66,16 +67,32 @@ def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def usable_folder(path: Path, what: str) -> Path:
-    """``path``, made a folder if it is none yet; when it cannot be one (a file is in the way,
-    no permission), ``error: <what> <path> cannot be a folder: <why>`` and exit 2."""
+def usable_folder(path: Path, what: str, create: bool = True) -> Path:
+    """``path``, made a folder if it is none yet (or, without ``create``, left to be made by
+    whoever writes there first); when it cannot be one (a file is in the way, no permission),
+    ``error: <what> <path> cannot be a folder: <why>`` and exit 2."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            _can_be_folder(path)
     except OSError as exc:
         in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
         why = "a file is in the way" if in_the_way else (exc.strerror or str(exc))
         raise fail(f"{what} {path} cannot be a folder: {why}") from None
     return path
+
+
+def _can_be_folder(path: Path) -> None:
+    """Raise what ``path.mkdir(parents=True)`` would, without making anything: its nearest
+    existing ancestor must be a folder this process may write into."""
+    probe = path.absolute()
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(probe))
+    if probe != path.absolute() and not os.access(probe, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(probe))
 
 
 def number(value: float | None, digits: int = 4) -> str:

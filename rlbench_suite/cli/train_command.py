@@ -137,7 +137,8 @@ def train_command(
     from rlbench_suite.datasets.storage import DatasetFileError
     from rlbench_suite.paths import runs_dir
 
-    usable_folder(out or runs_dir(), "--out" if out is not None else "the runs folder")
+    usable_folder(out or runs_dir(), "--out" if out is not None else "the runs folder",
+                  create=False)  # made by the run, once its env and algorithm are known
     config = TrainConfig(
         env_id=env_id,
         algo=algo,
