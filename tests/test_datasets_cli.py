@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import gymnasium as gym
@@ -408,6 +411,24 @@ def test_publish_to_a_folder_that_cannot_be_made_says_where_and_why(cache, tmp_p
     assert (tmp_path / "file").read_text() == "in the way"
 
 
+def test_an_empty_remote_is_refused_not_read_as_the_filesystem_root(cache, monkeypatch):
+    """A review: ``publish --to ""`` (an unset shell variable) and ``--to file://`` wrote the
+    dataset under /rlbench/...; ``download --remote ""`` read from there."""
+    from rlbench_suite.datasets import remotes
+
+    assert run("datasets", "build", DATASET).exit_code == 0
+    written: list[str] = []
+    monkeypatch.setattr(remotes, "file_url", lambda *a: written.append(a) or "/nowhere")
+    for args in (["publish", DATASET, "--to", ""], ["publish", DATASET, "--to", "file://"],
+                 ["download", DATASET, "--remote", ""], ["download", DATASET, "--remote", "s3://"]):
+        result = run("datasets", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "names no remote: a remote is a folder, file://" in result.output
+    assert written == []  # refused before any URL was made
+    with pytest.raises(ValueError, match="names no remote"):
+        remotes.download(get_dataset_card(DATASET), cache.parent / "other", [""])
+
+
 def test_publish_of_a_corrupt_cached_copy_names_the_file_and_the_fix(cache, tmp_path):
     card = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0
@@ -419,6 +440,24 @@ def test_publish_of_a_corrupt_cached_copy_names_the_file_and_the_fix(cache, tmp_
     assert data.name in text and "truncated" in text and "nothing was published" in text
     assert f"rlbench datasets download {DATASET} --build" in text
     assert not (tmp_path / "mirror").exists() or not any((tmp_path / "mirror").rglob("*.*"))
+
+
+def test_delete_removes_the_lock_file_a_failed_download_left(cache, tmp_path):
+    """A review: after a download that failed (no data, only the lock file), ``delete`` said
+    "not cached" and left the lock file, though the docs say it removes it."""
+    card = get_dataset_card(DATASET)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run("datasets", "download", DATASET, "--remote", str(empty)).exit_code == 2
+    folder = dataset_folder(card, cache)
+    lock = folder.parent / f".{folder.name}.lock"
+    assert lock.exists() and not folder.exists()
+    result = run("datasets", "delete", DATASET)
+    assert result.exit_code == 0
+    assert " ".join(result.output.split()) == (
+        f"not cached: {folder} (removed the lock file a download left: {lock})")
+    assert not lock.exists()
+    assert " ".join(run("datasets", "delete", DATASET).output.split()) == f"not cached: {folder}"
 
 
 def test_delete_removes_the_lock_file(cache):
@@ -561,6 +600,11 @@ def test_a_cache_that_cannot_be_a_folder_is_one_line_not_a_traceback(cache, tmp_
         assert f"error: --cache {a_file if 'build' in args else a_file / 'sub'} cannot be a " \
             "folder: a file is in the way" in " ".join(result.output.split())
         assert "Traceback" not in result.output
+    for args in (["list"], ["info", DATASET], ["verify"], ["delete", DATASET]):  # read only
+        result = run("datasets", *args, "--cache", str(a_file))  # verify said "no cached datasets"
+        assert result.exit_code == 2, (args, result.output)
+        assert f"error: --cache {a_file} cannot be a folder: a file is in the way" in " ".join(
+            result.output.split())
     monkeypatch.setenv("RLBENCH_DATA_DIR", str(a_file))
     result = run("datasets", "download", DATASET, "--build")
     assert result.exit_code == 2
@@ -610,3 +654,28 @@ def test_verify_of_an_unreadable_file_does_not_advise_running_verify(cache):
     assert "not a readable dataset file, truncated or corrupt" in text
     assert "rlbench datasets verify" not in text
     assert f"run `rlbench datasets delete {DATASET}` then" in text
+
+
+def test_without_the_writers_package_reading_works_and_a_build_names_the_extra(cache, tmp_path):
+    """A review: with ``deflate`` (the HDF5 writer's compressor) not installed, every dataset
+    command, ``list`` too, was a traceback; now only writing needs it, and says which extra."""
+    assert run("datasets", "build", DATASET).exit_code == 0
+    blocker = tmp_path / "blocker"  # ``import deflate`` fails as in an environment without it
+    blocker.mkdir()
+    (blocker / "deflate.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'deflate'\", name='deflate')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), *sys.path])}
+    cli = [sys.executable, "-m", "rlbench_suite.cli", "datasets"]
+
+    def rlbench(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*cli, *args], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+
+    for args in (["list"], ["info", DATASET], ["verify", DATASET]):
+        done = rlbench(*args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+    built = rlbench("build", "rlbench/CartPole-expert-v0")  # compressed arrays: needs deflate
+    assert built.returncode == 2, built.stderr
+    assert built.stderr.strip() == ("error: No module named 'deflate': this command needs it "
+                                    "(pip install 'rlbench-suite[datasets]')")  # fmt: skip
+    assert not dataset_folder(get_dataset_card("rlbench/CartPole-expert-v0"), cache).exists()

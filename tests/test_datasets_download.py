@@ -159,6 +159,7 @@ def test_load_with_download_warns_of_each_remote_it_falls_back_from(published, s
         missing.stop()
     lines = [str(w.message) for w in caught]
     assert len(lines) == len(card.files)
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not the library's
     assert lines[0].startswith(f"{card.id}: {missing.url}/") and "404" in lines[0]
     assert lines[0].endswith("; trying the next remote (2 of 2)")
     assert dataset.num_steps == card.steps

@@ -14,16 +14,22 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     train_command,
     tune_command,
 )
-from rlbench_suite.cli.common import app, stopped
+from rlbench_suite.cli.common import app, fail, install_hint, stopped
 
 
 def main() -> None:
     """The ``rlbench`` command: :data:`app`, where an error raised after Ctrl-C or SIGTERM
     (:func:`rlbench_suite.interrupts.interrupted`: a library reporting the signal as its own
     failure, as onnxruntime's first import does with ``ImportError('initialization failed')``)
-    ends as the interruption, one line and exit 130 (143 for SIGTERM), not a traceback."""
+    ends as the interruption, one line and exit 130 (143 for SIGTERM), not a traceback; a
+    package of an extra that is not installed is one ``error:`` line naming the extra, exit 2."""
     try:
         app()
+    except ModuleNotFoundError as exc:
+        hint = None if interrupts.stopped_by_signal() else install_hint(exc)
+        if hint is None:
+            raise
+        raise SystemExit(fail(f"{exc}: this command needs it ({hint})").exit_code) from None
     except Exception as exc:
         if not interrupts.stopped_by_signal():
             raise

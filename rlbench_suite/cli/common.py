@@ -5,9 +5,11 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import sys
+from importlib import metadata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from pydantic import ValidationError
@@ -67,15 +69,40 @@ def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def usable_folder(path: Path, what: str, create: bool = True) -> Path:
-    """``path``, made a folder if it is none yet (or, without ``create``, left to be made by
-    whoever writes there first); when it cannot be one (a file is in the way, no permission),
+_EXTRA_REQUIREMENT = re.compile(r"^([A-Za-z0-9][\w.-]*)[^;]*;\s*extra\s*==\s*['\"]([\w-]+)['\"]")
+_BROAD_EXTRAS = ("all", "demo", "docs")
+"""Extras that gather the others: named only for a package no narrower extra brings."""
+
+
+def install_hint(exc: ImportError) -> str | None:
+    """``pip install 'rlbench-suite[EXTRA]'`` when ``exc`` is the failed import of a package
+    that one of the suite's extras brings (its narrowest), as the installed metadata lists
+    them; else None."""
+    def canonical(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    missing = canonical((exc.name or "").split(".")[0]) if exc.name else ""
+    try:
+        requires = metadata.requires("rlbench-suite") or []
+    except metadata.PackageNotFoundError:
+        return None
+    extras = [m.group(2) for m in map(_EXTRA_REQUIREMENT.match, requires)
+              if m and missing and canonical(m.group(1)) == missing]  # fmt: skip
+    narrow = [e for e in extras if e not in _BROAD_EXTRAS] or extras
+    return f"pip install 'rlbench-suite[{narrow[0]}]'" if narrow else None
+
+
+def usable_folder(path: Path, what: str,
+                  mode: Literal["make", "can_make", "read"] = "make") -> Path:  # fmt: skip
+    """``path`` as a folder: made if it is none yet (``make``), or only checked, to be made by
+    whoever writes there first (``can_make``) or read if it is there (``read``: no file may be
+    in its way). When it cannot be one (a file is in the way, no permission),
     ``error: <what> <path> cannot be a folder: <why>`` and exit 2."""
     try:
-        if create:
+        if mode == "make":
             path.mkdir(parents=True, exist_ok=True)
         else:
-            _can_be_folder(path)
+            _can_be_folder(path, writable=mode == "can_make")
     except OSError as exc:
         in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
         why = "a file is in the way" if in_the_way else (exc.strerror or str(exc))
@@ -83,15 +110,15 @@ def usable_folder(path: Path, what: str, create: bool = True) -> Path:
     return path
 
 
-def _can_be_folder(path: Path) -> None:
+def _can_be_folder(path: Path, writable: bool) -> None:
     """Raise what ``path.mkdir(parents=True)`` would, without making anything: its nearest
-    existing ancestor must be a folder this process may write into."""
+    existing ancestor must be a folder (that this process may write into, if ``writable``)."""
     probe = path.absolute()
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
     if not probe.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(probe))
-    if probe != path.absolute() and not os.access(probe, os.W_OK | os.X_OK):
+    if writable and probe != path.absolute() and not os.access(probe, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(probe))
 
 

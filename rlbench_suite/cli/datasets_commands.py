@@ -61,11 +61,13 @@ def _card(dataset_id: str) -> DatasetCard:
         raise fail(exc) from None
 
 
-def _writable_cache(cache: Path | None) -> None:
-    """The cache folder, made when missing; one line and exit 2 when it cannot be a folder."""
+def _cache_folder(cache: Path | None, writing: bool = True) -> None:
+    """The cache folder, made when missing (for the commands that only read it: checked that
+    no file is in its way); one line and exit 2 when it cannot be a folder."""
     from rlbench_suite.datasets.cache import cache_root
 
-    usable_folder(cache_root(cache), "--cache" if cache is not None else "the dataset cache")
+    usable_folder(cache_root(cache), "--cache" if cache is not None else "the dataset cache",
+                  "make" if writing else "read")  # fmt: skip
 
 
 def _size(n: int | None) -> str:
@@ -94,6 +96,7 @@ def list_datasets(cache: CacheOption = None) -> None:
     (yes; partly: a file missing or cut short, or a download's .part; no)."""
     from rlbench_suite.datasets.table import data_score
 
+    _cache_folder(cache, writing=False)
     for error in dataset_catalog_errors():
         errors.print(f"[red]dataset card not loaded:[/red] {error}", soft_wrap=True)
     rows = [
@@ -117,6 +120,7 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     from rlbench_suite.datasets.table import data_score
 
     card = _card(dataset_id)
+    _cache_folder(cache, writing=False)
     console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
     console.print(card.description, soft_wrap=True)
     console.print(f"card: {dataset_card_paths().get(card.id)}", soft_wrap=True, highlight=False)
@@ -221,7 +225,7 @@ def build_command(
     from rlbench_suite.datasets.cache import dataset_folder
 
     card = _card(dataset_id)
-    _writable_cache(cache)
+    _cache_folder(cache)
     if not write:  # --write records this build (and this CPU): nothing is refused
         _say_other_cpu(card)
     try:
@@ -289,6 +293,8 @@ def verify_command(
     """Re-hash cached datasets against their cards; name every file that is wrong."""
     from rlbench_suite.datasets.cache import dataset_folder, is_partly_cached, verify
 
+    _cache_folder(cache, writing=False)
+
     cards = [_card(i) for i in dataset_ids] if dataset_ids else [
         c for c in dataset_cards().values() if c.built and is_partly_cached(c, cache)
     ]  # fmt: skip
@@ -334,12 +340,16 @@ def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
 @datasets_app.command("delete")
 def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
     """Remove a dataset from the cache."""
-    from rlbench_suite.datasets.cache import dataset_folder, delete
+    from rlbench_suite.datasets.cache import dataset_folder, delete, lock_path
 
     card = _card(dataset_id)
+    _cache_folder(cache, writing=False)
+    folder = dataset_folder(card, cache)
+    cached = folder.exists()
     removed = delete(card, cache)
-    console.print(f"{'deleted' if removed else 'not cached'}: {dataset_folder(card, cache)}",
-                  soft_wrap=True, highlight=False)  # fmt: skip
+    said = (f"deleted: {folder}" if cached else f"not cached: {folder}" + (
+        f" (removed the lock file a download left: {lock_path(folder)})" if removed else ""))
+    console.print(said, soft_wrap=True, highlight=False)
 
 
 @contextlib.contextmanager
@@ -380,16 +390,18 @@ def download_command(
     """Download datasets into the cache: resumed, verified, falling back across remotes.
     One id that fails exits 2 with its error (1 when a build's content hash is not the
     card's); several go on past a dataset that fails and exit 1 at the end, listing the
-    failures."""
+    failures (an unknown id stops it first, exit 2)."""
     if offline and remote:
         raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
                                  param_hint="'--remote'")  # fmt: skip
     cards = [_card(i) for i in dataset_ids]
-    from rlbench_suite.datasets.remotes import download_timeout
+    from rlbench_suite.datasets.remotes import check_remote, download_timeout
 
     try:
         if not offline:  # --offline reads no remote: its timeout is not asked for
             download_timeout(timeout)
+        for given in remote or []:
+            check_remote(given)
     except ValueError as exc:
         raise fail(exc) from None
     failed: list[str] = []
@@ -446,7 +458,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
         console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
                       highlight=False)  # fmt: skip
         return
-    _writable_cache(cache)
+    _cache_folder(cache)
     other = lock_held_elsewhere(card, cache)
     if other is not None:  # say so, then wait
         errors.print(f"{card.id}: waiting for another process downloading it (lock {other})",

@@ -138,7 +138,7 @@ def train_command(
     from rlbench_suite.paths import runs_dir
 
     usable_folder(out or runs_dir(), "--out" if out is not None else "the runs folder",
-                  create=False)  # made by the run, once its env and algorithm are known
+                  "can_make")  # made by the run, once its env and algorithm are known
     config = TrainConfig(
         env_id=env_id,
         algo=algo,

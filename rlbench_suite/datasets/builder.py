@@ -33,6 +33,7 @@ from rlbench_suite.core.dataset_cards import (
 )
 from rlbench_suite.core.provenance import cpu_platform, package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
+from rlbench_suite.datasets import h5encode
 from rlbench_suite.datasets.cache import folder_lock
 from rlbench_suite.datasets.joint import is_joint, joint_rollouts, joint_spaces, make_joint_env
 from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
@@ -252,6 +253,7 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
     then (when ``expect_content`` is None or the content hash equals it) moved in place of
     ``out`` under the dataset's file lock. On a mismatch :class:`BuildMismatchError` is raised,
     ``out`` is left as it was and the staging folder is removed."""
+    h5encode.compressor()  # the file's writer, imported first: a missing package stops it here
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     staging.chmod(0o777 & ~_umask())  # mkdtemp's 0700 would keep a served cache private

@@ -192,9 +192,9 @@ def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
 
 def delete(card: DatasetCard, root: Path | None = None) -> bool:
     """Remove ``card``'s dataset from the cache (holding its lock, then removing the lock
-    file); whether there was anything to remove."""
+    file, also one that a failed download left alone); whether there was anything to remove."""
     folder = dataset_folder(card, root)
-    if not folder.exists():
+    if not folder.exists() and not lock_path(folder).exists():
         return False
     lock = folder_lock(folder)
     with lock:

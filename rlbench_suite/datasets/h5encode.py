@@ -48,7 +48,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import deflate
 import numpy as np
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -207,12 +206,21 @@ def _element(array: np.ndarray) -> int:
     return array.dtype.itemsize
 
 
+@functools.cache
+def compressor() -> Any:
+    """libdeflate's zlib-format compressor (the ``deflate`` package of the ``datasets`` extra),
+    imported on first use: reading files does not need it."""
+    import deflate
+
+    return deflate.zlib_compress
+
+
 def _deflate(raw: bytes, element: int) -> bytes:
     """``raw`` shuffled by ``element`` bytes, then deflated (zlib format, libdeflate at
     :data:`DEFLATE_LEVEL`)."""
     if element > 1:
         raw = np.frombuffer(raw, np.uint8).reshape(-1, element).T.tobytes()
-    return deflate.zlib_compress(raw, DEFLATE_LEVEL)
+    return compressor()(raw, DEFLATE_LEVEL)
 
 
 def fits(episodes: Sequence[Any], keys: Sequence[str]) -> bool:

@@ -72,14 +72,14 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
         from rlbench_suite.datasets.remotes import DownloadError
         from rlbench_suite.datasets.remotes import download as fetch
 
-        def fell_back(line: str) -> None:  # as the CLI's note: a remote failed, the next is tried
-            warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=2)
-
+        fallbacks: list[str] = []  # as the CLI's notes: a remote failed, the next was tried
         try:
-            fetch(card, root, notice=fell_back)
+            fetch(card, root, notice=fallbacks.append)
         except DownloadError as exc:
             raise DownloadError(f"{exc}; run `rlbench datasets download {card.id} --build` "
                                 "to build it from source") from None  # fmt: skip
+        for line in fallbacks:  # (a failure's error lists every remote) at the caller's line
+            warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=2)
     for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it
         problem = check_file(folder / file.path, file.size, file.sha256)
         if problem is None:

@@ -64,6 +64,20 @@ class ChecksumError(ValueError):
     """A downloaded file's SHA-256 differs from the card's."""
 
 
+PROTOCOLS = "a folder, file://, http://, https:// or s3://"
+_HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
+
+
+def check_remote(remote: str) -> str:
+    """``remote`` when it names a place (a folder, or a URL with something after ``://``); a
+    ValueError otherwise: an empty one (an unset shell variable) would be the filesystem's
+    root."""
+    _, sep, rest = remote.partition("://")
+    if not remote.strip() or (sep and not rest.strip()):
+        raise ValueError(f"{remote!r} names no remote: a remote is {PROTOCOLS} (with a path)")
+    return remote
+
+
 def file_url(remote: str, card: DatasetCard, file: DataFile) -> str:
     """The URL of ``file`` of ``card`` on ``remote``."""
     return f"{remote.rstrip('/')}/{card.id}/{file.path}"
@@ -178,8 +192,7 @@ def fetch_file(url: str, part: Path, size: int, timeout: float | None = None,
             while offset < size:
                 chunk = src.read(min(CHUNK, size - offset))
                 if not chunk:
-                    raise EOFError(f"{url}: the remote file ends at {offset} bytes, "
-                                   f"expected {size}")
+                    raise EOFError(f"the remote file ends at {offset} bytes, expected {size}")
                 if dst is None:
                     part.parent.mkdir(parents=True, exist_ok=True)
                     dst = open(part, "ab")  # noqa: SIM115 (closed below)
@@ -217,9 +230,6 @@ def remove_empty_folders(folder: Path, stop: Path) -> None:
         folder = folder.parent
 
 
-PROTOCOLS = "a folder, file://, http://, https:// or s3://"
-_HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
-
 
 def describe_error(exc: BaseException, url: str = "") -> str:
     """A one-line account of a remote's failure (HTTP status, 404, time-out, unknown protocol,
@@ -243,6 +253,8 @@ def _describe(exc: BaseException, url: str = "") -> str:
         return "not found"
     if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
         return "no answer (timed out)"
+    if isinstance(exc, EOFError):  # fetch_file's own: the file is shorter than the card's
+        return str(exc)
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -308,7 +320,7 @@ def download(
             for f in expected_files(card, root)
         ):
             return folder
-        sources = list(remotes if remotes is not None else card.remotes)
+        sources = [check_remote(r) for r in (remotes if remotes is not None else card.remotes)]
         try:
             parts = [
                 (folder / f.path,
@@ -379,6 +391,7 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
     """Copy ``card``'s cached files (verified first) to the remote ``to``; the URLs written.
     Each file is uploaded under a temporary name and then renamed, so a reader never sees a
     partial file under the final name."""
+    check_remote(to)
     if to.startswith(("http://", "https://")):
         raise ValueError(f"cannot publish to {to!r}: HTTP remotes are read-only; publish to a "
                          "folder, file:// or s3:// URL and serve it (`rlbench datasets serve`)")
