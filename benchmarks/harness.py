@@ -135,7 +135,7 @@ class Row:
     subject_rate: float  # units per second, from the median time per unit
     peer_rate: float
     ratio: float  # median subject time / median peer time; > 1 means the subject is slower
-    ratio_p25: float  # quartiles of the per-round ratios (a noise indicator)
+    ratio_p25: float  # quartiles of the per-round ratios (a noise indicator; inclusive)
     ratio_p75: float
     goal: float | None
     met: bool | None
@@ -236,7 +236,10 @@ def compare(
         subject, peer = statistics.median(times[c.subject]), statistics.median(times[c.peer])
         ratio = subject / peer
         paired = [s / p for s, p in zip(times[c.subject], times[c.peer], strict=True)]
-        q = statistics.quantiles(paired, n=4) if len(paired) > 1 else [paired[0]] * 3
+        # inclusive: within the rounds' range (the default extrapolates past it with few
+        # rounds, below 0 where two rounds differ much)
+        q = (statistics.quantiles(paired, n=4, method="inclusive") if len(paired) > 1
+             else [paired[0]] * 3)
         rows.append(
             Row(
                 benchmark=bench,

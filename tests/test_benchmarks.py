@@ -127,6 +127,17 @@ def test_unknown_benchmark_is_a_clear_error(tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
+def test_ratio_quartiles_stay_within_the_rounds():
+    """Two rounds far apart (a busy machine) gave a negative lower quartile: the default
+    quantile method extrapolates past the data; CI failed on it once."""
+    from benchmarks.harness import Case, Comparison, Settings, Variant, compare
+
+    case = Case(env="e", variants=[Variant("a", lambda: None), Variant("b", lambda: None)],
+                comparisons=[Comparison("a", "b")], work_per_round=1, rounds=2)  # fmt: skip
+    (row,) = compare("x", case, Settings(rounds=2), {"a": [1.0, 0.1], "b": [1.0, 1.0]}, {})
+    assert 0.1 <= row.ratio_p25 <= row.ratio <= row.ratio_p75 <= 1.0
+
+
 def _check_rates(row: dict) -> None:
     assert row["subject_rate"] > 0 and row["peer_rate"] > 0
     for key in ("ratio", "ratio_p25", "ratio_p75"):
