@@ -6,6 +6,7 @@ from rlbench_suite.cli import (  # noqa: F401  (the modules register their comma
     catalog_commands,
     curves_command,
     datasets_commands,
+    datasets_download_command,
     demo_command,
     doctor_command,
     eval_commands,
