@@ -81,9 +81,8 @@ def _through_h5py(card: DatasetCard) -> bool:
 def _versions(card: DatasetCard) -> dict[str, str]:
     """``card``'s recorded versions, with those of :data:`WRITER_PACKAGES` installed here."""
     here = build_versions()
-    return {name: here[name] if name in WRITER_PACKAGES else card.build.versions[name]
-            for name in BUILD_VERSIONS
-            if name in (here if name in WRITER_PACKAGES else card.build.versions)}
+    merged = {**card.build.versions, **{n: here[n] for n in WRITER_PACKAGES if n in here}}
+    return {name: merged[name] for name in BUILD_VERSIONS if name in merged}
 
 
 def rehash(card: DatasetCard, reuse: Path | None = None) -> str:

@@ -134,3 +134,20 @@ def test_multiagent_typos_suggest_only_multiagent_ids():
     assert "CartPole" not in message and "Ant-v5" not in message
     with pytest.raises(UnknownEnvError, match="unknown batched environment id"):
         rlbench_suite.make_batched("rlbench/CoopNv-v0", num_games=2)
+
+
+@pytest.mark.parametrize(("module", "hint"), [
+    ("deflate", "pip install 'rlbench-suite[datasets]'"),
+    ("scipy", "pip install 'rlbench-suite[plots]'"),  # not [dev]: the narrowest extra
+    ("chess", "pip install 'rlbench-suite[text]'"),  # not [multiagent]: fewer requirements
+    ("fastapi", "pip install 'rlbench-suite[leaderboard]'"),
+    ("platformdirs", None),  # the core's: no extra brings it back
+    ("torch._C", None),  # a part of an installed package failed: not a missing package
+    ("yaml", None),  # an import name that is no requirement's (pyyaml)
+    (None, None),
+])
+def test_a_missing_package_names_the_narrowest_extra_that_brings_it(module, hint):
+    from rlbench_suite.cli.common import install_hint
+
+    pytest.importorskip("torch")
+    assert install_hint(ModuleNotFoundError(f"No module named {module!r}", name=module)) == hint

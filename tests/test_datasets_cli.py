@@ -429,6 +429,24 @@ def test_an_empty_remote_is_refused_not_read_as_the_filesystem_root(cache, monke
         remotes.download(get_dataset_card(DATASET), cache.parent / "other", [""])
 
 
+@pytest.mark.parametrize("remote", ["mirror", "./mirror", "/srv/mirror", r"C:\\mirror",
+                                    "s3://bucket", "s3://bucket/datasets", "file:///srv/m",
+                                    "http://127.0.0.1:8765", "127.0.0.1:8765", "/"])
+def test_remotes_that_name_a_place_are_accepted(remote):
+    from rlbench_suite.datasets.remotes import check_remote
+
+    assert check_remote(remote) == remote
+
+
+@pytest.mark.parametrize("remote", ["", "  ", "file://", "file:///", "s3://", "s3:///",
+                                    "http://", "https:///"])
+def test_remotes_that_name_no_place_are_refused(remote):
+    from rlbench_suite.datasets.remotes import check_remote
+
+    with pytest.raises(ValueError, match="names no remote"):
+        check_remote(remote)
+
+
 def test_publish_of_a_corrupt_cached_copy_names_the_file_and_the_fix(cache, tmp_path):
     card = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0
@@ -458,6 +476,13 @@ def test_delete_removes_the_lock_file_a_failed_download_left(cache, tmp_path):
         f"not cached: {folder} (removed the lock file a download left: {lock})")
     assert not lock.exists()
     assert " ".join(run("datasets", "delete", DATASET).output.split()) == f"not cached: {folder}"
+    from rlbench_suite.datasets.remotes import dataset_lock
+
+    with dataset_lock(card, cache):  # a download going on (before its first byte): left alone
+        result = run("datasets", "delete", DATASET)
+        assert result.exit_code == 0 and lock.exists()
+        assert " ".join(result.output.split()) == (
+            f"not cached: {folder} (another process is downloading it: lock {lock}; left alone)")
 
 
 def test_delete_removes_the_lock_file(cache):

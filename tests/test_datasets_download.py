@@ -143,7 +143,6 @@ def test_404_500_and_silence_fall_back_to_the_next_remote(published, server, tmp
         listener.close()
 
 
-
 def test_load_with_download_warns_of_each_remote_it_falls_back_from(published, server, tmp_path):
     """A review: ``load(..., download=True)`` fell back across remotes silently (the CLI
     prints a note for each)."""

@@ -130,6 +130,16 @@ def test_the_command_reports_an_error_after_the_signal_as_the_interruption(
     with pytest.raises(ImportError, match="broken"):
         cli.main()
 
+    def missing_after_the_signal():  # a review: this one escaped as a traceback
+        interrupts._received.append(signal.SIGINT)
+        raise ModuleNotFoundError("No module named 'deflate'", name="deflate")
+
+    monkeypatch.setattr(cli, "app", missing_after_the_signal)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted (ModuleNotFoundError after the signal)"
+
 
 def test_each_command_starts_with_no_signal_remembered_and_a_worker_exits_0_on_sigterm(shown):
     """A review: after one Ctrl-C, every later command in the same process (typer's CliRunner,

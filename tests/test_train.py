@@ -495,6 +495,15 @@ def test_an_out_that_cannot_be_a_folder_is_one_line_not_a_traceback(tmp_path):
         result.output.split())
 
 
+def test_an_out_through_a_dangling_link_is_one_line(tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    for out in (tmp_path / "link", tmp_path / "link" / "runs"):
+        result = CliRunner().invoke(app, ["train", CARTPOLE, "--algo", "ppo", "--out", str(out)])
+        assert result.exit_code == 2, result.output
+        assert f"error: --out {out} cannot be a folder: a file is in the way" in " ".join(
+            result.output.split())
+
+
 def test_a_mistyped_env_id_leaves_no_runs_folder_behind(tmp_path):
     """A review: ``train`` made the runs folder before it checked the env id."""
     out = tmp_path / "runs" / "mine"

@@ -26,16 +26,14 @@ def main() -> None:
     package of an extra that is not installed is one ``error:`` line naming the extra, exit 2."""
     try:
         app()
-    except ModuleNotFoundError as exc:
-        hint = None if interrupts.stopped_by_signal() else install_hint(exc)
+    except Exception as exc:
+        if interrupts.stopped_by_signal():
+            raise SystemExit(stopped(f"interrupted ({type(exc).__name__} after the signal)")
+                             .exit_code) from None  # fmt: skip
+        hint = install_hint(exc) if isinstance(exc, ModuleNotFoundError) else None
         if hint is None:
             raise
         raise SystemExit(fail(f"{exc}: this command needs it ({hint})").exit_code) from None
-    except Exception as exc:
-        if not interrupts.stopped_by_signal():
-            raise
-        raise SystemExit(stopped(f"interrupted ({type(exc).__name__} after the signal)")
-                         .exit_code) from None  # fmt: skip
 
 
 __all__ = ["app", "main"]

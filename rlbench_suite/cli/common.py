@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import errno
+import importlib.util
 import math
 import os
 import re
@@ -69,27 +71,45 @@ def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-_EXTRA_REQUIREMENT = re.compile(r"^([A-Za-z0-9][\w.-]*)[^;]*;\s*extra\s*==\s*['\"]([\w-]+)['\"]")
-_BROAD_EXTRAS = ("all", "demo", "docs")
-"""Extras that gather the others: named only for a package no narrower extra brings."""
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)[^;]*(?:;(.*))?$")
+_EXTRA_MARKER = re.compile(r"extra\s*==\s*['\"]([\w-]+)['\"]")
+_BROAD_EXTRAS = ("all", "demo", "docs", "dev")
+"""Extras that gather others or tools: named only for a package no narrower extra brings."""
 
 
 def install_hint(exc: ImportError) -> str | None:
     """``pip install 'rlbench-suite[EXTRA]'`` when ``exc`` is the failed import of a package
-    that one of the suite's extras brings (its narrowest), as the installed metadata lists
+    (not installed at all) that an extra of the suite brings and the core does not: the extra
+    with the fewest requirements among those that bring it, as the installed metadata lists
     them; else None."""
+    top = (exc.name or "").split(".")[0]
+    if not top or (top != exc.name and importlib.util.find_spec(top) is not None):
+        return None  # a part of an installed package failed: not a missing package
+
     def canonical(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
 
-    missing = canonical((exc.name or "").split(".")[0]) if exc.name else ""
     try:
         requires = metadata.requires("rlbench-suite") or []
     except metadata.PackageNotFoundError:
         return None
-    extras = [m.group(2) for m in map(_EXTRA_REQUIREMENT.match, requires)
-              if m and missing and canonical(m.group(1)) == missing]  # fmt: skip
-    narrow = [e for e in extras if e not in _BROAD_EXTRAS] or extras
-    return f"pip install 'rlbench-suite[{narrow[0]}]'" if narrow else None
+    sizes: collections.Counter[str] = collections.Counter()
+    bringing = set()
+    for line in requires:
+        found = _REQUIREMENT.match(line)
+        if found is None:
+            continue
+        extra = _EXTRA_MARKER.search(found.group(2) or "")
+        if extra is None and canonical(found.group(1)) == canonical(top):
+            return None  # a core requirement: no extra brings it back
+        if extra is not None:
+            sizes[extra.group(1)] += 1
+            if canonical(found.group(1)) == canonical(top):
+                bringing.add(extra.group(1))
+    narrow = [e for e in bringing if e not in _BROAD_EXTRAS] or sorted(bringing)
+    if not narrow:
+        return None
+    return f"pip install 'rlbench-suite[{min(narrow, key=lambda e: (sizes[e], e))}]'"
 
 
 def usable_folder(path: Path, what: str,
@@ -114,9 +134,9 @@ def _can_be_folder(path: Path, writable: bool) -> None:
     """Raise what ``path.mkdir(parents=True)`` would, without making anything: its nearest
     existing ancestor must be a folder (that this process may write into, if ``writable``)."""
     probe = path.absolute()
-    while not probe.exists() and probe.parent != probe:
+    while not probe.exists() and not probe.is_symlink() and probe.parent != probe:
         probe = probe.parent
-    if not probe.is_dir():
+    if not probe.is_dir():  # a file, or a link to nothing
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(probe))
     if writable and probe != path.absolute() and not os.access(probe, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(probe))

@@ -61,8 +61,8 @@ def _card(dataset_id: str) -> DatasetCard:
 
 
 def _cache_folder(cache: Path | None, writing: bool = True) -> None:
-    """The cache folder, made when missing (for the commands that only read it: checked that
-    no file is in its way); one line and exit 2 when it cannot be a folder."""
+    """Make the cache folder when missing (for the commands that only read it: check that no
+    file is in its way); one line and exit 2 when it cannot be a folder."""
     from rlbench_suite.datasets.cache import cache_root
 
     usable_folder(cache_root(cache), "--cache" if cache is not None else "the dataset cache",
@@ -340,15 +340,21 @@ def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
 @datasets_app.command("delete")
 def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
     """Remove a dataset from the cache."""
-    from rlbench_suite.datasets.cache import dataset_folder, delete, lock_path
+    from rlbench_suite.datasets.cache import dataset_folder, delete, lock_path, remove_stale_lock
 
     card = _card(dataset_id)
     _cache_folder(cache, writing=False)
     folder = dataset_folder(card, cache)
-    cached = folder.exists()
-    removed = delete(card, cache)
-    said = (f"deleted: {folder}" if cached else f"not cached: {folder}" + (
-        f" (removed the lock file a download left: {lock_path(folder)})" if removed else ""))
+    if delete(card, cache):
+        said = f"deleted: {folder}"
+    else:
+        stale = remove_stale_lock(card, cache)
+        lock = lock_path(folder)
+        said = f"not cached: {folder}"
+        if stale:
+            said += f" (removed the lock file a download left: {lock})"
+        elif stale is None:
+            said += f" (another process is downloading it: lock {lock}; left alone)"
     console.print(said, soft_wrap=True, highlight=False)
 
 
@@ -367,15 +373,19 @@ def publish_command(
     cache: CacheOption = None,
 ) -> None:
     """Copy a cached, verified dataset to a remote (add the remote to the card to use it)."""
+    from rlbench_suite.datasets.cache import dataset_folder
     from rlbench_suite.datasets.remotes import describe_error, publish
 
     card = _card(dataset_id)
+    _cache_folder(cache, writing=False)
     try:
         written = publish(card, to, cache)
     except ValueError as exc:
         raise fail(exc) from None
     except OSError as exc:  # a folder that cannot be made or written, no bucket: where and why
-        why = (f"cannot write {exc.filename or to}: {exc.strerror}" if exc.strerror
+        where = str(exc.filename or to)
+        read = where.startswith(str(dataset_folder(card, cache)))  # the cached copy's file
+        why = (f"cannot {'read' if read else 'write'} {where}: {exc.strerror}" if exc.strerror
                else describe_error(exc, to))  # fmt: skip
         raise fail(f"cannot publish {card.id} to {to}: {why}") from None
     except Exception as exc:  # no credentials, no network: one line

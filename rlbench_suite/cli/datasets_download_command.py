@@ -148,6 +148,8 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
         with _byte_progress(card) as progress:
             folder = download(card, cache, [*(remote or []), *card.remotes], timeout,
                               progress, _say_fallback)  # type: ignore[arg-type]  # fmt: skip
+    except ValueError as exc:  # a remote that names no place (the card's: --remote's are checked)
+        raise fail(exc) from None
     except DownloadError as exc:
         if not build:
             hint = "" if "--build" in str(exc) else (

@@ -192,12 +192,34 @@ def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
 
 def delete(card: DatasetCard, root: Path | None = None) -> bool:
     """Remove ``card``'s dataset from the cache (holding its lock, then removing the lock
-    file, also one that a failed download left alone); whether there was anything to remove."""
+    file); whether there was anything to remove. Without a folder, a lock file that a failed
+    download left is removed when no process holds it: :func:`remove_stale_lock`."""
     folder = dataset_folder(card, root)
-    if not folder.exists() and not lock_path(folder).exists():
+    if not folder.exists():
         return False
     lock = folder_lock(folder)
     with lock:
         shutil.rmtree(folder, ignore_errors=True)
     Path(lock.lock_file).unlink(missing_ok=True)
+    return True
+
+
+def remove_stale_lock(card: DatasetCard, root: Path | None = None) -> bool | None:
+    """Remove the lock file of ``card``'s dataset when no process holds it (a download that
+    failed leaves it); True if removed, False if there is none, None if a process holds it
+    (a download going on: left alone)."""
+    from filelock import Timeout
+
+    folder = dataset_folder(card, root)
+    if not lock_path(folder).exists():
+        return False
+    lock = folder_lock(folder)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    try:
+        lock_path(folder).unlink(missing_ok=True)  # held: no download starts in between
+    finally:
+        lock.release()
     return True

@@ -36,7 +36,15 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
     see :data:`~rlbench_suite.datasets.cache.VERIFIED_FILE`). Files in other bytes that hold
     the card's data (an earlier writer's) are accepted after their content hash is checked
     (:func:`~rlbench_suite.datasets.cache.adopt_same_content`); anything else is refused. A
-    remote that fails during the download is a warning as the next one is tried."""
+    remote that failed before another delivered the files is a ``UserWarning`` (once the
+    download is done; a failed download's error lists every remote)."""
+    return _load(dataset_id, download, root)
+
+
+def _load(dataset_id: str | DatasetCard, download: bool, root: Path | None,
+          stacklevel: int = 3) -> OfflineDataset:  # fmt: skip
+    """:func:`load`, its warnings ``stacklevel`` frames up (3: the caller of the public
+    function that called this one)."""
     card = get_dataset_card(dataset_id)
     folder = dataset_folder(card, root)
     get = (f"`rlbench datasets download {card.id}` fetches it again" if card.remotes else
@@ -79,7 +87,7 @@ def load(dataset_id: str | DatasetCard, download: bool = False,
             raise DownloadError(f"{exc}; run `rlbench datasets download {card.id} --build` "
                                 "to build it from source") from None  # fmt: skip
         for line in fallbacks:  # (a failure's error lists every remote) at the caller's line
-            warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=2)
+            warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=stacklevel)
     for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it
         problem = check_file(folder / file.path, file.size, file.sha256)
         if problem is None:
@@ -136,11 +144,11 @@ class OfflineEnv(VersionedWrapper, gym.Wrapper):
 
     def get_dataset(self, download: bool = False) -> dict[str, Any]:
         """D4RL's dict of the dataset (see :meth:`OfflineDataset.get_dataset`)."""
-        return load(self.dataset_card, download=download, root=self._root).get_dataset()
+        return _load(self.dataset_card, download, self._root).get_dataset()
 
     def load_dataset(self, download: bool = False) -> OfflineDataset:
         """The dataset itself (episode views and the transition sampler)."""
-        return load(self.dataset_card, download=download, root=self._root)
+        return _load(self.dataset_card, download, self._root)
 
     def get_normalized_score(self, returns: Any) -> Any:
         """D4RL's normalized score of ``returns`` on this dataset's reference returns, on D4RL's

@@ -69,11 +69,11 @@ _HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
 
 
 def check_remote(remote: str) -> str:
-    """``remote`` when it names a place (a folder, or a URL with something after ``://``); a
-    ValueError otherwise: an empty one (an unset shell variable) would be the filesystem's
-    root."""
+    """``remote`` when it names a place (a folder, or a URL with more than slashes after
+    ``://``); a ValueError otherwise: an empty one (an unset shell variable) or ``file:///``
+    would be the filesystem's root (``/``, written out, is taken as meant)."""
     _, sep, rest = remote.partition("://")
-    if not remote.strip() or (sep and not rest.strip()):
+    if not remote.strip() or (sep and not rest.strip(" /")):
         raise ValueError(f"{remote!r} names no remote: a remote is {PROTOCOLS} (with a path)")
     return remote
 
@@ -230,7 +230,6 @@ def remove_empty_folders(folder: Path, stop: Path) -> None:
         folder = folder.parent
 
 
-
 def describe_error(exc: BaseException, url: str = "") -> str:
     """A one-line account of a remote's failure (HTTP status, 404, time-out, unknown protocol,
     missing credentials, or the exception's type and message)."""
@@ -313,14 +312,14 @@ def download(
         raise DownloadError(f"{card.id}: the card records no files to download; build it with "
                             f"`rlbench datasets build {card.id}`")  # fmt: skip
     timeout = download_timeout(timeout)  # a bad RLBENCH_DOWNLOAD_TIMEOUT: refused, no remote tried
+    sources = [check_remote(r) for r in (remotes if remotes is not None else card.remotes)]
     folder = dataset_folder(card, root)
-    with dataset_lock(card, root):
+    with dataset_lock(card, root):  # (nothing is made before the remotes are checked)
         if is_cached(card, root) and all(
             check_file(folder / f.path, f.size, f.sha256) is None
             for f in expected_files(card, root)
         ):
             return folder
-        sources = [check_remote(r) for r in (remotes if remotes is not None else card.remotes)]
         try:
             parts = [
                 (folder / f.path,
