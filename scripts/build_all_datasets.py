@@ -26,7 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rlbench_suite.cli.datasets_commands import _episode_progress
+from rlbench_suite.cli.datasets_common import episode_progress
 from rlbench_suite.core.dataset_cards import dataset_cards
 from rlbench_suite.core.provenance import cpu_platform
 from rlbench_suite.datasets.builder import BuildMismatchError, build, build_versions
@@ -68,7 +68,7 @@ def build_one(card, cache: Path) -> dict:
     started = time.perf_counter()
     row = {"kind": card.kind, "env_id": card.env_id, "card_cpu": card.build.cpu}
     try:
-        with _episode_progress(card) as progress:
+        with episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
                         expect_content=card.content_sha256)  # fmt: skip
         row.update(matched=True, episodes=out.episodes, steps=out.steps,

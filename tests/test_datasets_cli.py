@@ -207,9 +207,9 @@ def test_every_dataset_card_is_a_registered_offline_id():
 
 def _card_as(monkeypatch, card) -> None:
     """Make the CLI see ``card`` for its id (a card whose hashes the test changed)."""
-    from rlbench_suite.cli import datasets_commands
+    from rlbench_suite.cli import datasets_common
 
-    monkeypatch.setattr(datasets_commands, "get_dataset_card", lambda _id: card)
+    monkeypatch.setattr(datasets_common, "get_dataset_card", lambda _id: card)
 
 
 def test_a_build_with_another_content_hash_keeps_the_cached_copy(cache, monkeypatch):
@@ -562,9 +562,9 @@ def test_ctrl_c_while_another_process_downloads_keeps_no_claim_on_its_bytes(cach
 def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
     """Piped (no terminal, no bar), a build says how far it is, at most every PIPED_EVERY_S
     seconds (here: every update), on stderr beside the summary."""
-    from rlbench_suite.cli import datasets_commands
+    from rlbench_suite.cli import datasets_common
 
-    monkeypatch.setattr(datasets_commands, "PIPED_EVERY_S", -1.0)
+    monkeypatch.setattr(datasets_common, "PIPED_EVERY_S", -1.0)
     card = get_dataset_card(DATASET)
     result = run("datasets", "build", DATASET)
     assert result.exit_code == 0, result.output

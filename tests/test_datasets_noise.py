@@ -103,15 +103,15 @@ def test_noise_where_it_cannot_apply_is_a_clear_error():
 def test_the_cli_names_the_card_and_field_and_goes_on_to_the_next_dataset(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from rlbench_suite.cli import app, datasets_commands
+    from rlbench_suite.cli import app, datasets_common
     from rlbench_suite.core.dataset_cards import get_dataset_card
 
     monkeypatch.setenv("RLBENCH_DATA_DIR", str(tmp_path))
     data = get_dataset_card("rlbench/CartPole-medium-v0").model_dump()
     data["source"]["policies"][0]["noise_std"] = 0.1  # CartPole's actions are Discrete
     noisy = DatasetCard.model_validate(data)
-    real = datasets_commands.get_dataset_card
-    monkeypatch.setattr(datasets_commands, "get_dataset_card",
+    real = datasets_common.get_dataset_card
+    monkeypatch.setattr(datasets_common, "get_dataset_card",
                         lambda i: noisy if i == noisy.id else real(i))  # fmt: skip
     result = CliRunner().invoke(app, ["datasets", "build", noisy.id], catch_exceptions=False)
     assert result.exit_code == 2

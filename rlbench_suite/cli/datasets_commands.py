@@ -4,79 +4,29 @@ datasets, thin over :mod:`rlbench_suite.datasets`; ``download`` is
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
-from rlbench_suite.cli.common import (
-    app,
-    console,
-    errors,
-    fail,
-    number,
-    print_table,
-    stopped,
-    usable_folder,
+from rlbench_suite.cli.common import console, errors, fail, number, print_table, stopped
+from rlbench_suite.cli.datasets_common import (
+    CacheOption,
+    card_for,
+    check_cache,
+    datasets_app,
+    episode_progress,
+    record_local_bytes,
+    say_other_cpu,
+    size_text,
 )
 from rlbench_suite.core.dataset_cards import (
     DatasetCard,
-    UnknownDatasetError,
     dataset_card_paths,
     dataset_cards,
     dataset_catalog_errors,
-    get_dataset_card,
 )
 from rlbench_suite.core.wording import score
-
-if TYPE_CHECKING:
-    from rlbench_suite.datasets.builder import BuildOutput
-
-datasets_app = typer.Typer(
-    help="Offline datasets: list, inspect, build, download, verify, publish and serve them.",
-    no_args_is_help=True,
-)
-app.add_typer(datasets_app, name="datasets")
-
-CacheOption = Annotated[
-    Path | None,
-    typer.Option("--cache", help="The cache folder (default: RLBENCH_DATA_DIR/datasets)."),
-]
-
-
-def _card(dataset_id: str) -> DatasetCard:
-    try:
-        return get_dataset_card(dataset_id)
-    except UnknownDatasetError as exc:
-        raise fail(exc) from None
-
-
-def _cache_folder(cache: Path | None, writing: bool = True) -> None:
-    """Make the cache folder when missing (for the commands that only read it: check that no
-    file is in its way); one line and exit 2 when it cannot be a folder."""
-    from rlbench_suite.datasets.cache import cache_root
-
-    usable_folder(cache_root(cache), "--cache" if cache is not None else "the dataset cache",
-                  "make" if writing else "read")  # fmt: skip
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000  # type: ignore[assignment]
-    return str(n)
 
 
 def _cached_state(card: DatasetCard, cache: Path | None) -> str:
@@ -95,12 +45,12 @@ def list_datasets(cache: CacheOption = None) -> None:
     (yes; partly: a file missing or cut short, or a download's .part; no)."""
     from rlbench_suite.datasets.table import data_score
 
-    _cache_folder(cache, writing=False)
+    check_cache(cache, writing=False)
     for error in dataset_catalog_errors():
         errors.print(f"[red]dataset card not loaded:[/red] {error}", soft_wrap=True)
     rows = [
         (c.id, c.env_id, c.kind, number(c.episodes), number(c.steps),
-         _size(sum(f.size for f in c.files) if c.files else None),
+         size_text(sum(f.size for f in c.files) if c.files else None),
          data_score(c),
          _cached_state(c, cache))
         for c in sorted(dataset_cards().values(), key=lambda c: c.id)
@@ -118,8 +68,8 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     from rlbench_suite.datasets.joint import is_joint
     from rlbench_suite.datasets.table import data_score
 
-    card = _card(dataset_id)
-    _cache_folder(cache, writing=False)
+    card = card_for(dataset_id)
+    check_cache(cache, writing=False)
     console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
     console.print(card.description, soft_wrap=True)
     console.print(f"card: {dataset_card_paths().get(card.id)}", soft_wrap=True, highlight=False)
@@ -156,7 +106,7 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
                       soft_wrap=True, highlight=False)  # fmt: skip
     console.print(f"content sha256: {card.content_sha256 or '- (not built)'}", highlight=False)
     for f in card.files:
-        console.print(f"file {f.path}: {_size(f.size)} sha256 {f.sha256}", highlight=False)
+        console.print(f"file {f.path}: {size_text(f.size)} sha256 {f.sha256}", highlight=False)
     console.print(f"remotes: {', '.join(card.remotes) or 'none'}", soft_wrap=True, highlight=False)
     where = dataset_folder(card, cache)
     state = {"yes": "cached", "no": "not cached"}.get(_cached_state(card, cache),
@@ -165,47 +115,6 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
                                                        "says what is wrong")  # fmt: skip
     console.print(f"cache: {where} ({state})",
                   soft_wrap=True, highlight=False)  # fmt: skip
-
-
-@contextlib.contextmanager
-def _episode_progress(card: DatasetCard) -> Iterator[object]:
-    """A bar over the card's episodes, or over its training run's steps (medium-replay); piped,
-    a line at most every :data:`PIPED_EVERY_S` seconds instead (a run takes minutes)."""
-    run = card.source.training
-    if not errors.is_terminal:
-        yield _progress_lines(card)
-        return
-    text = ("{task.completed}/{task.total} training steps, {task.fields[episodes]} episodes"
-            if run else "{task.completed}/{task.total} episodes, {task.fields[steps]} steps")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(text),
-                  TimeRemainingColumn(), console=errors,
-                  disable=not errors.is_terminal) as bar:  # fmt: skip
-        if run is not None:
-            task = bar.add_task(f"build {card.id}", total=run.stop, episodes=0)
-            yield lambda done, steps: bar.update(task, completed=steps, episodes=done)
-        else:
-            task = bar.add_task(f"build {card.id}", total=card.source.episodes, steps=0)
-            yield lambda done, steps: bar.update(task, completed=done, steps=steps)
-
-
-PIPED_EVERY_S = 30.0
-
-
-def _progress_lines(card: DatasetCard) -> Callable[[int, int], None]:
-    """``update(episodes, steps)`` printing a plain progress line at most every
-    :data:`PIPED_EVERY_S` seconds (the first after that long)."""
-    run = card.source.training
-    last = [time.monotonic()]
-
-    def update(done: int, steps: int) -> None:
-        if time.monotonic() - last[0] < PIPED_EVERY_S:
-            return
-        last[0] = time.monotonic()
-        where = (f"{steps}/{run.stop} training steps, {done} episodes recorded" if run
-                 else f"{done}/{card.source.episodes} episodes, {steps} steps")  # fmt: skip
-        errors.print(f"build {card.id}: {where}", soft_wrap=True, highlight=False)
-
-    return update
 
 
 @datasets_app.command("build")
@@ -223,12 +132,12 @@ def build_command(
     from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
-    card = _card(dataset_id)
-    _cache_folder(cache)
+    card = card_for(dataset_id)
+    check_cache(cache)
     if not write:  # --write records this build (and this CPU): nothing is refused
-        _say_other_cpu(card)
+        say_other_cpu(card)
     try:
-        with _episode_progress(card) as progress:
+        with episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
                         expect_content=None if write else card.content_sha256)  # fmt: skip
     except BuildMismatchError as exc:
@@ -262,25 +171,7 @@ def build_command(
         write_build(path, out)
         console.print(f"card updated: {path}", soft_wrap=True, highlight=False)
     else:
-        _record_local_bytes(card, out)
-
-
-def _record_local_bytes(card: DatasetCard, out: BuildOutput) -> None:
-    """After a build whose content hash is the card's: when its file bytes differ from the
-    card's (another h5py, HDF5 or deflate), record the local verification so verify/load
-    accept it."""
-    from rlbench_suite.datasets.cache import VERIFIED_FILE, write_verified
-
-    if card.content_sha256 is None or out.content_sha256 != card.content_sha256:
-        return
-    mine = {f.path: f for f in out.files}
-    differ = [f.path for f in card.files if mine.get(f.path) != f]
-    if differ:
-        write_verified(out.folder, out.content_sha256, out.files)
-        errors.print(f"note: the content hash matches the card's but the bytes of "
-                     f"{', '.join(differ)} differ (another h5py, HDF5 or deflate?); recorded as "
-                     f"locally verified in {out.folder / VERIFIED_FILE}; `publish` needs the "
-                     "card's bytes", soft_wrap=True, highlight=False)  # fmt: skip
+        record_local_bytes(card, out)
 
 
 @datasets_app.command("verify")
@@ -293,9 +184,9 @@ def verify_command(
     """Re-hash cached datasets against their cards; name every file that is wrong."""
     from rlbench_suite.datasets.cache import dataset_folder, is_partly_cached, verify
 
-    _cache_folder(cache, writing=False)
+    check_cache(cache, writing=False)
 
-    cards = [_card(i) for i in dataset_ids] if dataset_ids else [
+    cards = [card_for(i) for i in dataset_ids] if dataset_ids else [
         c for c in dataset_cards().values() if c.built and is_partly_cached(c, cache)
     ]  # fmt: skip
     bad = 0
@@ -342,8 +233,8 @@ def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
     """Remove a dataset from the cache."""
     from rlbench_suite.datasets.cache import dataset_folder, delete, lock_path, remove_stale_lock
 
-    card = _card(dataset_id)
-    _cache_folder(cache, writing=False)
+    card = card_for(dataset_id)
+    check_cache(cache, writing=False)
     folder = dataset_folder(card, cache)
     if delete(card, cache):
         said = f"deleted: {folder}"
@@ -358,14 +249,6 @@ def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
     console.print(said, soft_wrap=True, highlight=False)
 
 
-def _say_other_cpu(card: DatasetCard) -> None:
-    from rlbench_suite.datasets.builder import other_cpu_note
-
-    note = other_cpu_note(card)
-    if note is not None:
-        errors.print(note, soft_wrap=True, highlight=False, style="yellow")
-
-
 @datasets_app.command("publish")
 def publish_command(
     dataset_id: str,
@@ -376,8 +259,8 @@ def publish_command(
     from rlbench_suite.datasets.cache import dataset_folder
     from rlbench_suite.datasets.remotes import describe_error, publish
 
-    card = _card(dataset_id)
-    _cache_folder(cache, writing=False)
+    card = card_for(dataset_id)
+    check_cache(cache, writing=False)
     try:
         written = publish(card, to, cache)
     except ValueError as exc:

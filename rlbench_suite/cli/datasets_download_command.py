@@ -20,15 +20,15 @@ from rich.progress import (
 )
 
 from rlbench_suite.cli.common import console, errors, fail, stopped
-from rlbench_suite.cli.datasets_commands import (
+from rlbench_suite.cli.datasets_common import (
     CacheOption,
-    _cache_folder,
-    _card,
-    _episode_progress,
-    _record_local_bytes,
-    _say_other_cpu,
-    _size,
+    card_for,
+    check_cache,
     datasets_app,
+    episode_progress,
+    record_local_bytes,
+    say_other_cpu,
+    size_text,
 )
 from rlbench_suite.core.dataset_cards import DatasetCard
 
@@ -48,7 +48,7 @@ def _byte_progress(card: DatasetCard) -> Iterator[object]:
             bar.update(tasks[label], completed=done)
             if piped and done >= total and label not in finished:
                 finished.add(label)
-                errors.print(f"{card.id} {label}: {_size(total)}", soft_wrap=True,
+                errors.print(f"{card.id} {label}: {size_text(total)}", soft_wrap=True,
                              highlight=False)  # fmt: skip
 
         yield update
@@ -75,7 +75,7 @@ def download_command(
     if offline and remote:
         raise typer.BadParameter("--offline uses no remote: drop --remote, or --offline",
                                  param_hint="'--remote'")  # fmt: skip
-    cards = [_card(i) for i in dataset_ids]
+    cards = [card_for(i) for i in dataset_ids]
     from rlbench_suite.datasets.remotes import check_remote, download_timeout
 
     try:
@@ -139,7 +139,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
         console.print(f"{card.id}: cached at {dataset_folder(card, cache)}", soft_wrap=True,
                       highlight=False)  # fmt: skip
         return
-    _cache_folder(cache)
+    check_cache(cache)
     other = lock_held_elsewhere(card, cache)
     if other is not None:  # say so, then wait
         errors.print(f"{card.id}: waiting for another process downloading it (lock {other})",
@@ -176,9 +176,9 @@ def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
     from rlbench_suite.datasets.builder import BuildMismatchError, SourceError, build
     from rlbench_suite.datasets.cache import dataset_folder
 
-    _say_other_cpu(card)
+    say_other_cpu(card)
     try:
-        with _episode_progress(card) as progress:
+        with episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
                         expect_content=card.content_sha256)  # fmt: skip
     except KeyboardInterrupt:
@@ -187,5 +187,5 @@ def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
         raise fail(exc, code=1) from None
     except SourceError as exc:
         raise fail(exc) from None
-    _record_local_bytes(card, out)
+    record_local_bytes(card, out)
     return out.folder
