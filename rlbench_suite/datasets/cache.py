@@ -192,8 +192,8 @@ def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
 
 def delete(card: DatasetCard, root: Path | None = None) -> bool:
     """Remove ``card``'s dataset from the cache (holding its lock, then removing the lock
-    file); whether there was anything to remove. Without a folder, a lock file that a failed
-    download left is removed when no process holds it: :func:`remove_stale_lock`."""
+    file); whether there was anything to remove. A lock file without a folder (a failed
+    download's) is :func:`remove_stale_lock`'s."""
     folder = dataset_folder(card, root)
     if not folder.exists():
         return False
