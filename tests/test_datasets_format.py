@@ -79,6 +79,11 @@ def test_a_good_card_loads_and_normalizes_with_the_one_normalization(tmp_path):
         ("seed = 1000000000", "seed = 1000001", ["field 'build.seed'", "DATASET_SEEDS"]),
         ("episodes = 3}", "episodes = 0}", ["field 'source.policies.0.episodes'"]),
         ("[build]", '[build]\ncolour = "red"', ["field 'build.colour'", "accepted fields here"]),
+        (  # a review: a card's empty remote was refused only when a download reached it
+            'kind = "random"',
+            'kind = "random"\nremotes = ["https://mirror.example/d", "file://"]',
+            ["field 'remotes.1'", "'file://' names no remote", "http://, https:// or s3://"],
+        ),
     ],
 )
 def test_a_malformed_card_names_the_file_and_the_field(tmp_path, old, new, expected):

@@ -20,9 +20,9 @@ import functools
 import math
 import re
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rlbench_suite.core.cards import (
     ENV_ID_PATTERN,
@@ -47,6 +47,19 @@ DATA_FILE = "data/main_data.hdf5"
 """The data file of a dataset, inside its folder (Minari's HDF5 layout)."""
 METADATA_FILE = "data/metadata.json"
 """Minari's metadata file of a dataset, inside its folder."""
+PROTOCOLS = "a folder, file://, http://, https:// or s3://"
+"""What a remote may be (a card's ``remotes``, ``download --remote``, ``publish --to``)."""
+
+
+def check_remote(remote: str) -> str:
+    """``remote`` when it names a place (a folder, or a URL with more than slashes after
+    ``://``); a ValueError otherwise: an empty one (an unset shell variable) or ``file:///``
+    would be the filesystem's root (``/``, written out, is taken as meant)."""
+    _, sep, rest = remote.partition("://")
+    if not remote.strip() or (sep and not rest.strip(" /")):
+        raise ValueError(f"{remote!r} names no remote: a remote is {PROTOCOLS} (with a path)")
+    return remote
+
 
 
 class UnknownDatasetError(LookupError):
@@ -227,7 +240,7 @@ class DatasetCard(_Model, Normalized):
         None, pattern=SHA256_PATTERN, description="SHA-256 over the data (not HDF5 metadata)"
     )
     files: list[DataFile] = Field(default_factory=list)
-    remotes: list[str] = Field(
+    remotes: list[Annotated[str, AfterValidator(check_remote)]] = Field(
         default_factory=list,
         description="base URLs in order of preference: a folder, file://, http(s)://, s3://",
     )

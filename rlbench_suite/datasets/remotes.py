@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rlbench_suite.core.dataset_cards import DataFile, DatasetCard
+from rlbench_suite.core.dataset_cards import PROTOCOLS, DataFile, DatasetCard, check_remote
 from rlbench_suite.datasets.cache import (
     VERIFIED_FILE,
     check_file,
@@ -64,18 +64,7 @@ class ChecksumError(ValueError):
     """A downloaded file's SHA-256 differs from the card's."""
 
 
-PROTOCOLS = "a folder, file://, http://, https:// or s3://"
 _HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
-
-
-def check_remote(remote: str) -> str:
-    """``remote`` when it names a place (a folder, or a URL with more than slashes after
-    ``://``); a ValueError otherwise: an empty one (an unset shell variable) or ``file:///``
-    would be the filesystem's root (``/``, written out, is taken as meant)."""
-    _, sep, rest = remote.partition("://")
-    if not remote.strip() or (sep and not rest.strip(" /")):
-        raise ValueError(f"{remote!r} names no remote: a remote is {PROTOCOLS} (with a path)")
-    return remote
 
 
 def file_url(remote: str, card: DatasetCard, file: DataFile) -> str:
