@@ -704,3 +704,15 @@ def test_without_the_writers_package_reading_works_and_a_build_names_the_extra(c
     assert built.stderr.strip() == ("error: No module named 'deflate': this command needs it "
                                     "(pip install 'rlbench-suite[datasets]')")  # fmt: skip
     assert not dataset_folder(get_dataset_card("rlbench/CartPole-expert-v0"), cache).exists()
+
+
+def test_help_lists_the_commands_in_a_users_order():
+    """A review: ``download`` came last in ``rlbench datasets --help`` (after ``serve``), as its
+    module registers it last."""
+    from rlbench_suite.cli.datasets_common import COMMAND_ORDER
+
+    result = run("datasets", "--help")
+    assert result.exit_code == 0, result.output
+    listed = re.findall(r"^\W*([a-z]+)\s{2,}\S", result.output.split("Commands")[1], re.M)
+    assert listed == list(COMMAND_ORDER)
+    assert listed.index("download") == 2

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+import typer.core
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from rlbench_suite.cli.common import app, errors, fail, usable_folder
@@ -18,9 +19,21 @@ from rlbench_suite.core.dataset_cards import DatasetCard, UnknownDatasetError, g
 if TYPE_CHECKING:
     from rlbench_suite.datasets.builder import BuildOutput
 
+COMMAND_ORDER = ("list", "info", "download", "verify", "delete", "build", "publish", "serve")
+"""The order ``rlbench datasets --help`` lists the commands in (a user's: find, get, check)."""
+
+
+class _DatasetsGroup(typer.core.TyperGroup):
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        known = super().list_commands(ctx)
+        order = {name: i for i, name in enumerate(COMMAND_ORDER)}
+        return sorted(known, key=lambda name: order.get(name, len(order)))
+
+
 datasets_app = typer.Typer(
-    help="Offline datasets: list, inspect, build, download, verify, publish and serve them.",
+    help="Offline datasets: list, inspect, download, verify, build, publish and serve them.",
     no_args_is_help=True,
+    cls=_DatasetsGroup,
 )
 app.add_typer(datasets_app, name="datasets")
 
