@@ -579,6 +579,8 @@ def test_other_bytes_of_the_cards_data_are_accepted_and_changed_files_refused(ca
 
     real = get_dataset_card(DATASET)
     assert run("datasets", "build", DATASET).exit_code == 0
+    result = run("datasets", "verify", DATASET)  # the card's own bytes: a plain ok
+    assert result.output.strip() == f"{DATASET}: ok (2 files, content hash matches)"
     folder = dataset_folder(real, cache)
     data, meta = folder / DATA_FILE, folder / "data" / "metadata.json"
     # a card re-recorded by a newer writer: other bytes of the data file, the same content hash
@@ -588,10 +590,16 @@ def test_other_bytes_of_the_cards_data_are_accepted_and_changed_files_refused(ca
     assert load(card).num_episodes == real.episodes  # load checks the data and goes on
     assert (folder / VERIFIED_FILE).is_file()
     _card_as(monkeypatch, card)
-    assert run("datasets", "verify", DATASET).exit_code == 0
+    result = run("datasets", "verify", DATASET)
+    assert result.exit_code == 0, result.output
     (folder / VERIFIED_FILE).unlink()
     result = run("datasets", "verify", DATASET)  # verify reads the data back and agrees
     assert result.exit_code == 0 and (folder / VERIFIED_FILE).is_file(), result.output
+    # and says so: `list` had said "partly" (another size), and a plain "ok" left it unexplained
+    assert "ok (2 files, content hash matches; the data file is not the card's bytes" in " ".join(
+        result.output.split())  # fmt: skip
+    assert "locally verified, and `publish` needs the card's bytes" in " ".join(
+        result.output.split())  # fmt: skip
     # Minari's metadata edited: refused by load and verify, whatever the data holds
     (folder / VERIFIED_FILE).unlink()
     original = meta.read_bytes()
