@@ -97,6 +97,21 @@ def test_an_interrupted_run_resumes_exactly(tmp_path, data_dir, algo):
     )
 
 
+def test_a_run_stopped_in_its_final_evaluation_resumes_with_one_final_curve_point(tmp_path,
+                                                                                  data_dir):
+    """A review: resumed from the checkpoint at its last step, the run evaluated that step again
+    (two curve rows at step 40), and ``rlbench reproduce`` then refused the run."""
+    config = _config(tmp_path, CONTINUOUS, "bc", checkpoint_every=20)
+    whole = train(config)
+    curve = (whole.run_dir / "curve.csv").read_text()
+    (whole.run_dir / "result.json").unlink()
+    record = json.loads((whole.run_dir / "run.json").read_text())
+    (whole.run_dir / "run.json").write_text(json.dumps({**record, "status": "interrupted"}))
+    resumed = train(_config(tmp_path, CONTINUOUS, "bc", checkpoint_every=20, resume=True))
+    assert resumed.run["status"] == "finished" and resumed.run["resumes"][-1]["step"] == 40
+    assert (whole.run_dir / "curve.csv").read_text() == curve  # steps 0, 20, 40: once each
+
+
 def _one_line(*args: str) -> str:
     result = CliRunner().invoke(app, ["train", *args, "--out", "/nonexistent/never-written"])
     assert result.exit_code == 2, result.output

@@ -23,6 +23,7 @@ import rlbench_suite
 from rlbench_suite import interrupts
 from rlbench_suite.baselines import sb3_run
 from rlbench_suite.baselines.algorithms import ALGORITHMS, get_algorithm
+from rlbench_suite.baselines.curves import read_curve
 from rlbench_suite.baselines.hyperparams import (
     HyperparamsError,
     hyperparams_file,
@@ -151,6 +152,7 @@ def test_a_run_interrupted_in_its_final_evaluation_resumes_it(tmp_path):
     settings = dict(env_id=CARTPOLE, algo="ppo", budget=512, checkpoint_every=256,
                     eval_episodes=1, final_episodes=6, out=tmp_path)  # fmt: skip
     whole = train(TrainConfig(**settings))
+    curve = [(r["step"], r["mean_return"]) for r in read_curve(whole.run_dir / "curve.csv")]
     log = whole.run_dir / "result.json.episodes.jsonl"
     first = load_result(whole.run_dir / "result.json")
     log.write_text("\n".join(log.read_text().splitlines()[:3]) + "\n")  # header, 2 episodes
@@ -161,6 +163,8 @@ def test_a_run_interrupted_in_its_final_evaluation_resumes_it(tmp_path):
     assert resumed.run["status"] == "finished"
     again = load_result(whole.run_dir / "result.json")
     assert again.returns == first.returns and len(again.returns) == 6
+    again_curve = read_curve(whole.run_dir / "curve.csv")
+    assert [(r["step"], r["mean_return"]) for r in again_curve] == curve  # no point twice
     # a log of an earlier final policy (a resume that retrained differently) is started over
     lines = [json.loads(line) for line in log.read_text().splitlines()[:3]]
     lines[0]["header"]["policy"]["artifact_sha256"] = "0" * 64

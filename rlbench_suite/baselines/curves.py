@@ -128,14 +128,17 @@ def read_curve(path: Path) -> list[dict[str, float]]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def truncate_curve(path: Path, last_step: int) -> None:
-    """Drop the rows after ``last_step`` (work after the checkpoint a run resumes from)."""
-    rows = [r for r in read_curve(path) if r["step"] <= last_step]
+def truncate_curve(path: Path, last_step: int) -> list[dict[str, Any]]:
+    """Drop the rows after ``last_step`` (work after the checkpoint a run resumes from); the
+    rows kept."""
+    rows = [{**r, "step": int(r["step"]), "episodes": int(r["episodes"])}
+            for r in read_curve(path) if r["step"] <= last_step]  # fmt: skip
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.unlink(missing_ok=True)
     for row in rows:
-        append_row(tmp, {**row, "step": int(row["step"]), "episodes": int(row["episodes"])})
+        append_row(tmp, row)
     if rows:
         tmp.replace(path)
     else:
         path.unlink(missing_ok=True)
+    return rows

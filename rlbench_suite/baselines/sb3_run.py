@@ -366,7 +366,10 @@ class Run:
         assert state is not None
         self.next_eval, self.next_checkpoint = state["next_eval"], state["next_checkpoint"]
         self.wall_before = float(state["wall_time_s"])
-        curves.truncate_curve(self.dir / curves.CURVE_FILE, state["step"])
+        kept = curves.truncate_curve(self.dir / curves.CURVE_FILE, state["step"])
+        # the checkpoint's own point, if evaluated: not again at the end (a run stopped in its
+        # final evaluation resumes from a checkpoint at its last step)
+        self.last_eval = kept[-1] if kept else None
         self.record["resumes"] = [
             *self.record["resumes"],
             {"at": _now(), "step": state["step"], "env_restored": state["env_pickled"]},
