@@ -276,6 +276,32 @@ def test_unknown_algorithm_or_env_is_one_clear_line(tmp_path):
     assert "Ids with dqn hyperparameters: rlbench/CartPole-v1" in line
 
 
+def test_a_device_that_is_not_used_is_refused_in_one_line_and_never_recorded(tmp_path):
+    """A review: ``--device banana`` was a traceback for SB3 algorithms, and the offline (and
+    the suite's own) algorithms, which train on the CPU, recorded any --device as their own."""
+    runner = CliRunner()
+
+    def refused(*args: str) -> str:
+        line = _one_line_error(runner.invoke(app, ["train", *args, "--out", str(tmp_path)]))
+        assert not list(tmp_path.iterdir())  # nothing written
+        return line
+
+    line = refused(CARTPOLE, "--algo", "ppo", "--device", "banana")
+    assert "--device 'banana' is not a torch device: cpu, cuda, cuda:N or auto" in line
+    line = refused(CARTPOLE, "--algo", "fast_ppo", "--device", "cuda")
+    assert "--algo fast_ppo trains on the CPU only" in line and "--device cpu or auto" in line
+    line = refused("rlbench/Pendulum-medium-v0", "--algo", "bc", "--device", "cuda:0")
+    assert "--algo bc trains on the CPU only" in line
+    if not torch.cuda.is_available():
+        line = refused(CARTPOLE, "--algo", "ppo", "--device", "cuda")
+        assert "this torch has no CUDA device" in line
+    result = runner.invoke(app, ["train", CARTPOLE, "--algo", "ppo", "--budget", "256",
+                                 "--device", "auto", "--out", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    run = json.loads((tmp_path / "CartPole-v1" / "ppo" / "seed-0" / "run.json").read_text())
+    assert run["device"] == ("cuda" if torch.cuda.is_available() else "cpu")  # what it used
+
+
 def test_cli_train_writes_the_whole_run_folder(tmp_path):
     result = CliRunner().invoke(
         app, ["train", CARTPOLE, "--algo", "ppo", "--budget", "2048", "--out", str(tmp_path)]

@@ -36,6 +36,7 @@ from rlbench_suite.baselines.training_envs import (
     TrainError,
     card_for,
     make_training_env,
+    train_device,
     training_seeds,
 )
 from rlbench_suite.core.provenance import package_versions
@@ -186,6 +187,9 @@ class Run:
     """The state of one SB3 run while it trains (see :func:`~.train.train`); subclassed by
     :class:`~.native_run.NativeRun` for the suite's own algorithms."""
 
+    cpu_only = False
+    """Whether the algorithm trains on the CPU only (``--device cpu`` or ``auto``)."""
+
     def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None,
                  on_notice: Callable[[str], None] | None = None) -> None:  # fmt: skip
         self.config = config
@@ -194,6 +198,7 @@ class Run:
         self.algo = get_algorithm(config.algo)
         self.card = card_for(config.env_id, self.algo)
         self.algo = self.algorithm_for(self.algo)
+        self.device = train_device(config.device, self.algo, self.cpu_only)
         self.params = load_hyperparams(self.algo, self.hyperparams_ids(), config.hyperparams)
         self.budget = int(config.budget or self.params.entry.n_timesteps)
         if self.budget < 1:
@@ -244,7 +249,7 @@ class Run:
             "eval_episodes": self.config.eval_episodes,
             "curve_seeds": curves.curve_seeds(self.config.eval_episodes),
             "checkpoint_every": self.checkpoint_every,
-            "device": self.config.device,
+            "device": self.device,
             "vector_backend": self.vector_backend(),
             "status": "running",
             "steps": 0,
@@ -383,14 +388,14 @@ class Run:
             checkpoint,
             self.algo.load_class(),
             lambda: make_training_env(self.card, self.params, self.algo, self.config.seed),
-            self.config.device,
+            self.device,
         )
         self.restored_noise = copy.deepcopy(getattr(model, "action_noise", None))
         return model, state
 
     def new_model(self) -> Any:
         return new_sb3_model(self.card, self.algo, self.params, self.config.seed,
-                             self.config.device)  # fmt: skip
+                             self.device)  # fmt: skip
 
     # -- during training --------------------------------------------------------------------
 

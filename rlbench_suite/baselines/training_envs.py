@@ -31,6 +31,32 @@ class SeedOverlapError(TrainError):
     """A run whose seeds overlap the card's evaluation seeds."""
 
 
+DEVICES = "cpu, cuda, cuda:N or auto"
+
+
+def train_device(asked: str, algo: Algorithm, cpu_only: bool) -> str:
+    """The torch device a run of ``algo`` trains on for ``--device asked`` (what ``run.json``
+    records): ``auto`` is CUDA where torch has it, else the CPU (SB3's rule); a run that trains
+    on the CPU only (``cpu_only``: fast_ppo and the offline algorithms, small networks) takes
+    ``cpu`` or ``auto``. A TrainError names what is accepted for anything else, and for CUDA
+    where this torch has none (SB3 would fall back to the CPU without a word)."""
+    import torch
+
+    if asked != "auto":
+        try:
+            device = torch.device(asked)
+        except (RuntimeError, ValueError):
+            raise TrainError(f"--device {asked!r} is not a torch device: {DEVICES}") from None
+        if cpu_only and device.type != "cpu":
+            raise TrainError(f"--algo {algo.name} trains on the CPU only (its networks are "
+                             f"small): --device cpu or auto, not {asked!r}")  # fmt: skip
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise TrainError(f"--device {asked!r}: this torch has no CUDA device "
+                             "(torch.cuda.is_available() is false); use cpu or auto")  # fmt: skip
+        return str(device)
+    return "cuda" if not cpu_only and torch.cuda.is_available() else "cpu"
+
+
 def card_for(env_id: str, algo: Algorithm) -> EnvCard:
     """The card of ``env_id`` (an offline id's for an offline algorithm); an unknown id's
     error lists the ids ``algo`` has entries for, and an id of the wrong kind (an offline id

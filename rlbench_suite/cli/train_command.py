@@ -113,7 +113,9 @@ def train_command(
     resume: Annotated[
         bool, typer.Option(help="Continue the run in that folder from its last checkpoint.")
     ] = False,
-    device: Annotated[str, typer.Option(help="torch device: cpu, cuda or auto.")] = "cpu",
+    device: Annotated[str, typer.Option(
+        help="torch device: cpu, cuda, cuda:N or auto (CUDA if torch has it); fast_ppo and "
+        "the offline algorithms: cpu or auto.")] = "cpu",
     eval_every: Annotated[
         int | None, typer.Option(min=1, help="Steps between curve points (default: budget/20).")
     ] = None,
