@@ -151,3 +151,45 @@ def test_a_missing_package_names_the_narrowest_extra_that_brings_it(module, hint
 
     pytest.importorskip("torch")
     assert install_hint(ModuleNotFoundError(f"No module named {module!r}", name=module)) == hint
+
+
+def in_a_terminal(*args: str, cwd: str | None = None) -> tuple[int, str]:
+    """``rlbench ARGS`` with stdout and stderr on a pseudo-terminal: (exit code, what it
+    showed, escapes and all)."""
+    import pty
+
+    main, side = pty.openpty()
+    clean = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TERM")}
+    with subprocess.Popen([sys.executable, "-m", "rlbench_suite.cli", *args], stdout=side,
+                          stderr=side, stdin=subprocess.DEVNULL, cwd=cwd,
+                          env={**clean, "TERM": "xterm-256color"}) as process:  # fmt: skip
+        os.close(side)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the child closed its side
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(main)
+    return process.returncode, shown.decode(errors="replace")
+
+
+def test_in_a_terminal_a_refused_command_shows_its_error_and_no_progress_bar(tmp_path):
+    """A review: in a terminal, ``rlbench eval`` with a missing policy file and ``rlbench train``
+    of an online algorithm on an offline id drew an empty progress bar (``0/20``, ``0/?``)
+    before their one-line error."""
+    code, shown = in_a_terminal("eval", "rlbench/CartPole-v1", "--policy", "onnx:nope.onnx",
+                                "--out", str(tmp_path / "r.json"))  # fmt: skip
+    assert code == 2 and "policy file not found: nope.onnx" in shown
+    assert "0/" not in shown and "━" not in shown, shown
+    code, shown = in_a_terminal("train", "rlbench/Pendulum-medium-v0", "--algo", "sac",
+                                "--out", str(tmp_path / "runs"))  # fmt: skip
+    assert code == 2 and "is an offline id" in shown
+    assert "0/" not in shown and "━" not in shown and "seed 0" not in shown, shown
+    # an accepted evaluation still draws its bar there
+    code, shown = in_a_terminal("eval", "rlbench/CartPole-v1", "--policy", "random",
+                                "--episodes", "2", "--out", str(tmp_path / "ok.json"))  # fmt: skip
+    assert code == 0 and "2/2" in shown and "━" in shown, shown

@@ -57,14 +57,17 @@ def run_evaluation(
     line saying what was kept and how to finish (exit 130)."""
     from rlbench_suite.evaluation.runner import episode_log_path, evaluate
 
+    progress = progress_bar()  # started once the evaluation is accepted: none before an error
+    task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
     try:
-        with progress_bar() as progress:
-            task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
+        try:
             return evaluate(
                 card, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
-                address=address, out=out, resume=resume,
+                address=address, out=out, resume=resume, on_start=progress.start,
                 on_episode=lambda _: progress.advance(task),
             )  # fmt: skip
+        finally:
+            progress.stop()
     except (SeedOverlapError, FileExistsError, FileNotFoundError, UnknownEnvError) as exc:
         raise fail(exc) from None
     except ValueError as exc:

@@ -30,7 +30,8 @@ from rlbench_suite.cli.common import (
 
 class _Display:
     """Steps, steps/s, the last curve point and the ETA: a rich bar on a terminal, else a
-    plain line per curve point (and at most one every 30 s between them)."""
+    plain line per curve point (and at most one every 30 s between them). The bar starts
+    with the first progress report, so that a run refused before training shows none."""
 
     def __init__(self, title: str) -> None:
         self.title = title
@@ -40,6 +41,9 @@ class _Display:
         self.last_eval_step: int | None = None
 
     def __enter__(self) -> _Display:
+        return self
+
+    def _start_bar(self) -> None:
         if console.is_terminal:  # the title on its own line: the bar's row fits 80 columns
             console.print(f"[bold]{self.title}[/bold]", highlight=False)
             self.bar = Progress(
@@ -53,7 +57,6 @@ class _Display:
             )
             self.bar.__enter__()
             self.task = self.bar.add_task(self.title, total=None, speed="", evaluation="")
-        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
@@ -64,6 +67,8 @@ class _Display:
         if p.last_eval is not None:
             evaluation = f"return@{p.last_eval['step']}: {p.last_eval['mean_return']:.4g}"
         speed = f"{p.steps_per_s:,.0f} steps/s"
+        if self.bar is None and console.is_terminal:
+            self._start_bar()
         if self.bar is not None:
             self.bar.update(
                 self.task,
@@ -167,7 +172,8 @@ def train_command(
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError,
             DatasetFileError) as e:  # fmt: skip
         # one line, unwrapped, so it can be grepped and read in logs
-        errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True)
+        errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True,
+                     highlight=False)
         raise typer.Exit(2) from None
     except RunInterrupted as cut:
         raise stopped(f"interrupted; continue from the last checkpoint with the same command "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +65,7 @@ def evaluate(
     out: str | Path | None = None,
     resume: bool = False,
     on_episode: OnEpisode | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Result:
     """Evaluate ``policy`` on ``env`` (a card or its id) under ``protocol`` (default: the card's).
 
@@ -71,6 +73,8 @@ def evaluate(
     ``<out>.episodes.jsonl`` as they finish and the result to ``out``; ``resume=True``
     continues such a log. Evaluation seeds that overlap the policy's recorded training or
     tuning seeds are refused (:class:`~rlbench_suite.core.protocol.SeedOverlapError`).
+    ``on_start`` is called once the policy, the protocol and the log are accepted, before any
+    episode (a progress bar starts there: a refused evaluation shows none).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")
@@ -102,6 +106,8 @@ def evaluate(
             if on_episode is not None:
                 on_episode(episode)
 
+        if on_start is not None:
+            on_start()
         if on_episode is not None:
             for episode in done.values():
                 on_episode(episode)
