@@ -12,6 +12,7 @@ flags), each agent's arrays indexed like a single agent's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,11 @@ class EpisodeView:
         return len(self.rewards)
 
     @property
+    def id(self) -> int:
+        """The episode's index (Minari's ``EpisodeData.id``)."""
+        return self.index
+
+    @property
     def total_return(self) -> float:
         return float(self.rewards.sum(dtype=np.float64))
 
@@ -47,7 +53,10 @@ class EpisodeView:
 class OfflineDataset:
     """A dataset file read into memory: :meth:`episode`, :meth:`transitions`, :meth:`sample`.
 
-    With ``content_sha256`` (the card's), data that does not match it is refused.
+    With ``content_sha256`` (the card's), data that does not match it is refused. Minari's
+    names work too: ``dataset[i]``, iteration, ``total_episodes``, ``total_steps``,
+    ``episode_indices``, :meth:`iterate_episodes`, :meth:`sample_episodes`, :meth:`set_seed`.
+    Episodes are read-only views into the dataset's arrays (copy one to change it).
 
     Observations and actions are arrays (Box, Discrete, MultiDiscrete, MultiBinary spaces),
     object arrays of ``str`` (Text spaces) or dicts of those (joint multi-agent data, one key
@@ -91,8 +100,38 @@ class OfflineDataset:
     def num_steps(self) -> int:
         return int(self.lengths.sum())
 
+    total_episodes = num_episodes
+    total_steps = num_steps
+
+    @property
+    def episode_indices(self) -> np.ndarray:
+        """Every episode's index (Minari's attribute)."""
+        return np.arange(self.num_episodes)
+
     def __len__(self) -> int:
         return self.num_episodes
+
+    def __getitem__(self, index: int) -> EpisodeView:
+        return self.episode(index)
+
+    def __iter__(self) -> Iterator[EpisodeView]:
+        return self.iterate_episodes()
+
+    def iterate_episodes(self, episode_indices: Iterable[int] | None = None
+                         ) -> Iterator[EpisodeView]:  # fmt: skip
+        """The episodes ``episode_indices`` (all when None), in that order."""
+        indices = range(self.num_episodes) if episode_indices is None else episode_indices
+        return (self.episode(int(i)) for i in indices)
+
+    def sample_episodes(self, n_episodes: int) -> list[EpisodeView]:
+        """``n_episodes`` distinct episodes drawn uniformly (the sampler's random stream: see
+        :meth:`seed`), as Minari's method of the same name."""
+        if isinstance(n_episodes, bool) or not isinstance(n_episodes, int | np.integer) or not (
+                1 <= n_episodes <= self.num_episodes):  # fmt: skip
+            raise ValueError(f"n_episodes must be an integer from 1 to {self.num_episodes} (the "
+                             f"episodes held), got {n_episodes!r}")  # fmt: skip
+        chosen = self._rng.choice(self.num_episodes, size=int(n_episodes), replace=False)
+        return [self.episode(int(i)) for i in chosen]
 
     def __repr__(self) -> str:
         name = self.id if self.id is not None else str(self.path)
@@ -110,9 +149,10 @@ class OfflineDataset:
                              f"-{self.num_episodes} from the end)") from None  # fmt: skip
         s, o, n = self.step_starts[index], self.obs_starts[index], self.lengths[index]
         steps, rows = slice(s, s + n), slice(o, o + n + 1)
-        return EpisodeView(index, self.seeds[index], _take(self.observations, rows),
-                           _take(self.actions, steps), _take(self.rewards, steps),
-                           _take(self.terminations, steps), _take(self.truncations, steps))
+        parts = ((self.observations, rows), (self.actions, steps), (self.rewards, steps),
+                 (self.terminations, steps), (self.truncations, steps))  # fmt: skip
+        return EpisodeView(index, self.seeds[index],
+                           *(_read_only(_take(tree, part)) for tree, part in parts))  # fmt: skip
 
     def episodes(self) -> list[EpisodeView]:
         return [self.episode(i) for i in range(self.num_episodes)]
@@ -140,8 +180,10 @@ class OfflineDataset:
         }
 
     def seed(self, seed: int | None) -> None:
-        """Seed the sampler's random stream."""
+        """Seed the random stream of :meth:`sample` and :meth:`sample_episodes`."""
         self._rng = np.random.default_rng(seed)
+
+    set_seed = seed  # Minari's name
 
     def sample(self, batch_size: int, torch: bool = False, device: Any = None) -> dict[str, Any]:
         """``batch_size`` transitions drawn uniformly (with replacement): ``obs, action,
@@ -206,8 +248,16 @@ def _take(tree: Any, index: Any) -> Any:
     return tree[index]
 
 
+def _read_only(tree: Any) -> Any:
+    """A read-only view of an array, or of every array of a dict (joint data)."""
+    if isinstance(tree, dict):
+        return {key: _read_only(value) for key, value in tree.items()}
+    view = tree.view()
+    view.flags.writeable = False
+    return view
+
+
 def _as_bool(tree: Any) -> Any:
     if isinstance(tree, dict):
         return {key: np.asarray(value, dtype=bool) for key, value in tree.items()}
     return np.asarray(tree, dtype=bool)
-
