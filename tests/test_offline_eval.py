@@ -107,3 +107,20 @@ def test_a_mistyped_offline_id_suggests_dataset_ids():
     result = CliRunner().invoke(app, ["eval", "rlbench/Pendulum-mediun-v0", "--policy", "random"])
     assert result.exit_code == 2
     assert "rlbench/Pendulum-medium-v0" in result.output.replace("\n", "")
+
+
+@pytest.mark.parametrize(("env_id", "baseline"), [
+    ("rlbench/CartPole-medium-v0", "Pendulum-medium-v0/iql/seed-0"),
+    ("rlbench/CartPole-v1", "Pendulum-v1/sac/seed-0"),
+])  # fmt: skip
+def test_a_policy_of_another_env_is_named_as_such(env_id, baseline, tmp_path):
+    """A review: a committed Pendulum policy evaluated on CartPole blamed missing wrapper
+    records in its sidecar, not the env it was trained on."""
+    args = ["eval", env_id, "--policy", f"baseline:{baseline}", "--episodes", "2", "--out",
+            str(tmp_path / "r.json")]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    trained_on = "rlbench/" + baseline.split("/")[0]
+    assert f"it was trained on {trained_on} (its sidecar), not {env_id}" in text
+    assert "save_policy" not in text and not (tmp_path / "r.json").exists()

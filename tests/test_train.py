@@ -502,7 +502,14 @@ def test_ctrl_c_names_the_run_folder_to_resume_or_says_none_started(tmp_path, mo
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 130, result.output
     assert f"--resume (run folder: {runs['dir']})" in result.output
+    assert "continue from the last checkpoint" in " ".join(result.output.split())
     assert json.loads((runs["dir"] / "run.json").read_text())["status"] == "interrupted"
+    # cut before its first checkpoint: --resume starts over, and the line says so (a review)
+    early = [*args[:-4], "--checkpoint-every", "2048", "--eval-episodes", "1", "--seed", "1"]
+    result = CliRunner().invoke(app, early)
+    assert result.exit_code == 130, result.output
+    assert "continue (no checkpoint yet: it starts over) with the same command and --resume" in (
+        " ".join(result.output.split()))  # fmt: skip
 
     monkeypatch.setattr(sb3_run.Run, "start", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
     result = CliRunner().invoke(app, [*args[:-6], "--out", str(tmp_path / "other")])

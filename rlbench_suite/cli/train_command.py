@@ -163,7 +163,7 @@ def train_command(
     )
     try:
         try:
-            with _Display(f"{env_id} {algo} seed {seed}") as display:
+            with _Display(f"{env_id} {_algo_name(algo)} seed {seed}") as display:
                 report = train(config, on_progress=display, on_notice=_notice)
         except Exception:
             if interrupts.stopped_by_signal():  # an error the signal caused (an import it cut)
@@ -176,13 +176,28 @@ def train_command(
                      highlight=False)
         raise typer.Exit(2) from None
     except RunInterrupted as cut:
-        raise stopped(f"interrupted; continue from the last checkpoint with the same command "
-                      f"and --resume (run folder: {cut.run_dir})") from None  # fmt: skip
+        from rlbench_suite.baselines.checkpoints import latest_checkpoint
+
+        where = ("from the last checkpoint" if latest_checkpoint(cut.run_dir) is not None
+                 else "(no checkpoint yet: it starts over)")  # fmt: skip
+        raise stopped(f"interrupted; continue {where} with the same command and --resume "
+                      f"(run folder: {cut.run_dir})") from None  # fmt: skip
     except KeyboardInterrupt:  # before the run folder had its run.json: nothing to resume
         raise stopped("interrupted before training started; run the same command again") from None
     console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True,
                   markup=False)  # fmt: skip
     console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)
+
+
+def _algo_name(asked: str) -> str:
+    """The algorithm's own name for ``--algo asked`` (``IQL``: ``iql``), else as asked (the
+    run refuses it, naming the accepted ones)."""
+    from rlbench_suite.baselines.algorithms import UnknownAlgorithmError, get_algorithm
+
+    try:
+        return get_algorithm(asked).name
+    except UnknownAlgorithmError:
+        return asked
 
 
 def _notice(line: str) -> None:

@@ -45,16 +45,24 @@ def artifact_of(spec: str) -> Path | None:
     return zipped if scheme == "sb3" and not path.is_file() and zipped.is_file() else path
 
 
-def _check_observation_shape(path: Path, expected: tuple, space: Any) -> None:
-    """A clear error when a model's input does not fit the environment it is to act in."""
+def _check_observation_shape(path: Path, expected: tuple, space: Any, env: Any) -> None:
+    """A clear error when a model's input does not fit the environment it is to act in: the
+    env its sidecar says it was trained on, where that is another, else how to record
+    wrappers."""
     given = tuple(space.shape or ())
-    if all(isinstance(n, int) for n in expected) and expected != given:
-        raise ValueError(
-            f"{path} expects observations of shape {expected} but the environment gives "
-            f"{given} ({space}). A model trained through the suite's wrappers must record them "
-            "in its sidecar: save it with rlbench_suite.baselines.artifacts.save_policy "
-            "(docs/evaluation.md, 'Policies trained through wrappers')"
-        )
+    if not all(isinstance(n, int) for n in expected) or expected == given:
+        return
+    message = (f"{path} expects observations of shape {expected} but the environment gives "
+               f"{given} ({space})")  # fmt: skip
+    metadata = load_metadata(path)
+    trained_on = metadata.env_id if metadata is not None else None
+    here = getattr(getattr(env, "spec", None), "id", None)
+    if trained_on and here and trained_on != here:
+        raise ValueError(f"{message}: it was trained on {trained_on} (its sidecar), not "
+                         f"{here}; evaluate it there, or choose a policy of {here}")  # fmt: skip
+    raise ValueError(f"{message}. A model trained through the suite's wrappers must record them "
+                     "in its sidecar: save it with rlbench_suite.baselines.artifacts.save_policy "
+                     "(docs/evaluation.md, 'Policies trained through wrappers')")  # fmt: skip
 
 
 def declared_wrappers(source: Any) -> list[WrapperRef]:
@@ -109,7 +117,7 @@ def make_policy(
             policy = OnnxPolicy(path, deterministic=deterministic, action_space=space)
             expected = policy.obs_shape
         if env is not None:
-            _check_observation_shape(path, expected, env_spaces(env, agent)[0])
+            _check_observation_shape(path, expected, env_spaces(env, agent)[0], env)
         if scheme == "baseline":
             policy.identity = policy.identity.model_copy(update={"kind": "baseline", "name": rest})
     elif sep and rest:
