@@ -288,6 +288,9 @@ def test_a_device_that_is_not_used_is_refused_in_one_line_and_never_recorded(tmp
 
     line = refused(CARTPOLE, "--algo", "ppo", "--device", "banana")
     assert "--device 'banana' is not a torch device: cpu, cuda, cuda:N or auto" in line
+    for other in ("meta", "mps"):  # torch devices, but no run trains there (were tracebacks)
+        line = refused(CARTPOLE, "--algo", "ppo", "--device", other)
+        assert f"--device '{other}': runs train on the CPU or CUDA: cpu, cuda, cuda:N" in line
     line = refused(CARTPOLE, "--algo", "fast_ppo", "--device", "cuda")
     assert "--algo fast_ppo trains on the CPU only" in line and "--device cpu or auto" in line
     line = refused("rlbench/Pendulum-medium-v0", "--algo", "bc", "--device", "cuda:0")
@@ -300,6 +303,24 @@ def test_a_device_that_is_not_used_is_refused_in_one_line_and_never_recorded(tmp
     assert result.exit_code == 0, result.output
     run = json.loads((tmp_path / "CartPole-v1" / "ppo" / "seed-0" / "run.json").read_text())
     assert run["device"] == ("cuda" if torch.cuda.is_available() else "cpu")  # what it used
+    if not torch.cuda.is_available():  # the device is a setting --resume keeps
+        (tmp_path / "CartPole-v1" / "ppo" / "seed-0" / "run.json").write_text(
+            json.dumps({**run, "status": "interrupted", "device": "cuda"}))  # fmt: skip
+        line = _one_line_error(runner.invoke(app, [
+            "train", CARTPOLE, "--algo", "ppo", "--budget", "256", "--resume", "--out",
+            str(tmp_path)]))  # fmt: skip
+        assert "--resume refused" in line and "device: recorded 'cuda', now 'cpu'" in line
+
+
+def test_reproduce_takes_the_cpu_for_an_algorithm_that_trains_only_there():
+    """A review: records of fast_ppo and offline runs made before --device was checked say
+    whatever --device was given; they trained on the CPU, and reproduce must not refuse them."""
+    from rlbench_suite.baselines.reproduce_run import _recorded_device
+
+    assert _recorded_device({"algo": "bc", "device": "cuda"}) == "cpu"
+    assert _recorded_device({"algo": "fast_ppo", "device": "banana"}) == "cpu"
+    assert _recorded_device({"algo": "ppo", "device": "cuda:1"}) == "cuda:1"
+    assert _recorded_device({"algo": "sac"}) == "cpu"
 
 
 def test_cli_train_writes_the_whole_run_folder(tmp_path):

@@ -44,6 +44,12 @@ class Algorithm:
     discrete_package: str | None = None
     """An offline algorithm's module for Discrete actions, where it is another file."""
 
+    @property
+    def cpu_only(self) -> bool:
+        """Whether it trains on the CPU only (``--device cpu`` or ``auto``): the suite's own and
+        the offline algorithms, whose networks are small."""
+        return self.native or self.offline
+
     def load_class(self) -> type:
         """The SB3 algorithm class (imports SB3 or sb3-contrib)."""
         try:

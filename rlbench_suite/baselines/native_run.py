@@ -52,8 +52,6 @@ class NativeRun(Run):
     uninterrupted one where the env pickles (else it resets the envs with the run's seeds).
     """
 
-    cpu_only = True
-
     def ppo_config(self) -> Any:
         from rlbench_suite.baselines import fast_ppo
 

@@ -146,8 +146,6 @@ def build_model(module: Any, cfg: Any, dataset_card: Any, observation_space: Any
 class OfflineRun(Run):
     """A run of an offline algorithm (module docstring)."""
 
-    cpu_only = True
-
     def algorithm_for(self, algo: Algorithm) -> Algorithm:
         algo, self.observation_space, self.action_space = offline_algorithm(algo, self.card.id)
         return algo

@@ -102,7 +102,7 @@ def reproduce_run(
             budget=int(record["budget"]),
             hyperparams=hyperparams,
             out=root,
-            device=record.get("device", "cpu"),
+            device=_recorded_device(record),
             eval_every=int(record["eval_every"]),
             eval_episodes=int(record["eval_episodes"]),
             checkpoint_every=int(record["checkpoint_every"]),
@@ -177,3 +177,11 @@ def _curve_differences(folder: Path, again_dir: Path) -> list[str]:
     if len(before) != len(after):
         return [f"learning curve: {len(before)} rows recorded, {len(after)} now"]
     return []
+
+
+def _recorded_device(record: dict[str, Any]) -> str:
+    """The device ``record``'s run trained on: the CPU for an algorithm that trains there only
+    (older records of those wrote whatever ``--device`` was given), else the recorded one."""
+    from rlbench_suite.baselines.algorithms import get_algorithm
+
+    return "cpu" if get_algorithm(record["algo"]).cpu_only else record.get("device", "cpu")

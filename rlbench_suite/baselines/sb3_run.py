@@ -124,7 +124,8 @@ def _now() -> str:
 def _differences(recorded: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """What differs between the recorded run and this one (for refusing a resume)."""
     diffs = []
-    for key in ("env_id", "algo", "seed", "budget", "budget_steps", "eval_every", "eval_episodes"):
+    for key in ("env_id", "algo", "seed", "budget", "budget_steps", "eval_every", "eval_episodes",
+                "device"):
         if recorded.get(key, now[key]) != now[key]:  # (older records lack budget_steps)
             diffs.append(f"{key}: recorded {recorded.get(key)!r}, now {now[key]!r}")
     old, new = recorded.get("hyperparams", {}), now["hyperparams"]
@@ -187,9 +188,6 @@ class Run:
     """The state of one SB3 run while it trains (see :func:`~.train.train`); subclassed by
     :class:`~.native_run.NativeRun` for the suite's own algorithms."""
 
-    cpu_only = False
-    """Whether the algorithm trains on the CPU only (``--device cpu`` or ``auto``)."""
-
     def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None,
                  on_notice: Callable[[str], None] | None = None) -> None:  # fmt: skip
         self.config = config
@@ -198,7 +196,7 @@ class Run:
         self.algo = get_algorithm(config.algo)
         self.card = card_for(config.env_id, self.algo)
         self.algo = self.algorithm_for(self.algo)
-        self.device = train_device(config.device, self.algo, self.cpu_only)
+        self.device = train_device(config.device, self.algo)
         self.params = load_hyperparams(self.algo, self.hyperparams_ids(), config.hyperparams)
         self.budget = int(config.budget or self.params.entry.n_timesteps)
         if self.budget < 1:
@@ -353,6 +351,8 @@ class Run:
         else:
             model, state = self.restore(checkpoint)
         self.set_plan(model, self.record.get("budget_rounding", LEGACY))
+        if self.algo.cpu_only:  # it trained on the CPU, whatever an older record says
+            self.record["device"] = "cpu"
         fresh = self.new_record()
         diffs = _differences(self.record, fresh)
         if diffs:

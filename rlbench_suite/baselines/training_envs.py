@@ -34,27 +34,34 @@ class SeedOverlapError(TrainError):
 DEVICES = "cpu, cuda, cuda:N or auto"
 
 
-def train_device(asked: str, algo: Algorithm, cpu_only: bool) -> str:
+def train_device(asked: str, algo: Algorithm) -> str:
     """The torch device a run of ``algo`` trains on for ``--device asked`` (what ``run.json``
-    records): ``auto`` is CUDA where torch has it, else the CPU (SB3's rule); a run that trains
-    on the CPU only (``cpu_only``: fast_ppo and the offline algorithms, small networks) takes
-    ``cpu`` or ``auto``. A TrainError names what is accepted for anything else, and for CUDA
-    where this torch has none (SB3 would fall back to the CPU without a word)."""
+    records): ``auto`` is CUDA where torch has it, else the CPU (SB3's rule); an algorithm that
+    trains on the CPU only (:attr:`Algorithm.cpu_only`) takes ``cpu`` or ``auto``. A TrainError
+    names what is accepted for anything else: another kind of device, CUDA where this torch
+    has none (SB3 would fall back to the CPU without a word) or a CUDA index it does not have."""
     import torch
 
-    if asked != "auto":
-        try:
-            device = torch.device(asked)
-        except (RuntimeError, ValueError):
-            raise TrainError(f"--device {asked!r} is not a torch device: {DEVICES}") from None
-        if cpu_only and device.type != "cpu":
-            raise TrainError(f"--algo {algo.name} trains on the CPU only (its networks are "
-                             f"small): --device cpu or auto, not {asked!r}")  # fmt: skip
-        if device.type == "cuda" and not torch.cuda.is_available():
+    if asked == "auto":
+        return "cuda" if not algo.cpu_only and torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(asked)
+    except (RuntimeError, ValueError):
+        raise TrainError(f"--device {asked!r} is not a torch device: {DEVICES}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise TrainError(f"--device {asked!r}: runs train on the CPU or CUDA: {DEVICES}")
+    if algo.cpu_only and device.type != "cpu":
+        raise TrainError(f"--algo {algo.name} trains on the CPU only (its networks are small): "
+                         f"--device cpu or auto, not {asked!r}")  # fmt: skip
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
             raise TrainError(f"--device {asked!r}: this torch has no CUDA device "
                              "(torch.cuda.is_available() is false); use cpu or auto")  # fmt: skip
-        return str(device)
-    return "cuda" if not cpu_only and torch.cuda.is_available() else "cpu"
+        if device.index is not None and device.index >= count:
+            raise TrainError(f"--device {asked!r}: this machine has {count} CUDA device"
+                             f"{'s' if count > 1 else ''}, cuda:0 to cuda:{count - 1}")  # fmt: skip
+    return str(device)
 
 
 def card_for(env_id: str, algo: Algorithm) -> EnvCard:

@@ -24,6 +24,8 @@ COMMAND_ORDER = ("list", "info", "download", "verify", "delete", "build", "publi
 
 
 class _DatasetsGroup(typer.core.TyperGroup):
+    """The ``datasets`` group, its commands listed in :data:`COMMAND_ORDER`."""
+
     def list_commands(self, ctx: typer.Context) -> list[str]:
         known = super().list_commands(ctx)
         order = {name: i for i, name in enumerate(COMMAND_ORDER)}

@@ -61,7 +61,6 @@ def check_remote(remote: str) -> str:
     return remote
 
 
-
 class UnknownDatasetError(LookupError):
     """A dataset id not in the catalog; the message lists the closest known ids."""
 

@@ -56,7 +56,8 @@ class OfflineDataset:
     With ``content_sha256`` (the card's), data that does not match it is refused. Minari's
     names work too: ``dataset[i]``, iteration, ``total_episodes``, ``total_steps``,
     ``episode_indices``, :meth:`iterate_episodes`, :meth:`sample_episodes`, :meth:`set_seed`.
-    Episodes are read-only views into the dataset's arrays (copy one to change it).
+    Episodes are views into the dataset's arrays: writing into one changes the dataset (what
+    :meth:`sample` draws too); copy one to change it.
 
     Observations and actions are arrays (Box, Discrete, MultiDiscrete, MultiBinary spaces),
     object arrays of ``str`` (Text spaces) or dicts of those (joint multi-agent data, one key
@@ -121,15 +122,15 @@ class OfflineDataset:
                          ) -> Iterator[EpisodeView]:  # fmt: skip
         """The episodes ``episode_indices`` (all when None), in that order."""
         indices = range(self.num_episodes) if episode_indices is None else episode_indices
-        return (self.episode(int(i)) for i in indices)
+        return (self.episode(i) for i in indices)
 
     def sample_episodes(self, n_episodes: int) -> list[EpisodeView]:
         """``n_episodes`` distinct episodes drawn uniformly (the sampler's random stream: see
         :meth:`seed`), as Minari's method of the same name."""
-        if isinstance(n_episodes, bool) or not isinstance(n_episodes, int | np.integer) or not (
-                1 <= n_episodes <= self.num_episodes):  # fmt: skip
-            raise ValueError(f"n_episodes must be an integer from 1 to {self.num_episodes} (the "
-                             f"episodes held), got {n_episodes!r}")  # fmt: skip
+        if not _is_integer(n_episodes) or not 1 <= n_episodes <= self.num_episodes:
+            error = ValueError if _is_integer(n_episodes) else TypeError
+            raise error(f"n_episodes must be an integer from 1 to {self.num_episodes} (the "
+                        f"episodes held), got {n_episodes!r}")  # fmt: skip
         chosen = self._rng.choice(self.num_episodes, size=int(n_episodes), replace=False)
         return [self.episode(int(i)) for i in chosen]
 
@@ -139,7 +140,7 @@ class OfflineDataset:
 
     def episode(self, index: int) -> EpisodeView:
         """Episode ``index`` (negative indices count from the end)."""
-        if isinstance(index, bool) or not isinstance(index, int | np.integer):
+        if not _is_integer(index):
             raise TypeError(f"an episode index is an integer, not {index!r}")
         try:
             index = range(self.num_episodes)[index]
@@ -151,8 +152,7 @@ class OfflineDataset:
         steps, rows = slice(s, s + n), slice(o, o + n + 1)
         parts = ((self.observations, rows), (self.actions, steps), (self.rewards, steps),
                  (self.terminations, steps), (self.truncations, steps))  # fmt: skip
-        return EpisodeView(index, self.seeds[index],
-                           *(_read_only(_take(tree, part)) for tree, part in parts))  # fmt: skip
+        return EpisodeView(index, self.seeds[index], *(_take(tree, part) for tree, part in parts))
 
     def episodes(self) -> list[EpisodeView]:
         return [self.episode(i) for i in range(self.num_episodes)]
@@ -188,7 +188,7 @@ class OfflineDataset:
     def sample(self, batch_size: int, torch: bool = False, device: Any = None) -> dict[str, Any]:
         """``batch_size`` transitions drawn uniformly (with replacement): ``obs, action,
         reward, next_obs, terminated`` (and ``truncated``); torch tensors when ``torch``."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        if not _is_integer(batch_size):
             raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -248,13 +248,9 @@ def _take(tree: Any, index: Any) -> Any:
     return tree[index]
 
 
-def _read_only(tree: Any) -> Any:
-    """A read-only view of an array, or of every array of a dict (joint data)."""
-    if isinstance(tree, dict):
-        return {key: _read_only(value) for key, value in tree.items()}
-    view = tree.view()
-    view.flags.writeable = False
-    return view
+def _is_integer(value: Any) -> bool:
+    """Whether ``value`` is an integer (Python's or NumPy's; not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, int | np.integer)
 
 
 def _as_bool(tree: Any) -> Any:
