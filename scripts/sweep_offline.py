@@ -50,12 +50,9 @@ def _record(row: dict) -> None:
     keep each other's trials."""
     from filelock import FileLock
 
-    from rlbench_suite.core.provenance import cpu_platform
-
     with FileLock(str(RESULTS.with_name(f".{RESULTS.name}.lock"))):
         trials = [t for t in _load() if tuple(t[k] for k in KEYS) != tuple(row[k] for k in KEYS)]
-        record = {"what": __doc__.split("\n\n")[0].strip(), "cpu": cpu_platform(),
-                  "trials": [*trials, row]}  # fmt: skip
+        record = {"what": __doc__.split("\n\n")[0].strip(), "trials": [*trials, row]}
         tmp = RESULTS.with_suffix(f".json.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         tmp.replace(RESULTS)
@@ -113,6 +110,7 @@ def trial(s: Setup, param: str, value: float, seed: int, budget: int, episodes: 
     from rlbench_suite.baselines.offline_run import build_model, offline_settings
     from rlbench_suite.baselines.training_envs import TrainError
     from rlbench_suite.baselines.tune import TRIAL_EVAL_FIRST_SEED
+    from rlbench_suite.core.provenance import cpu_platform
 
     cfg = native_config(s.module.Config, s.params, {**offline_settings(s.params), param: value},
                         TrainError)  # fmt: skip
@@ -130,6 +128,7 @@ def trial(s: Setup, param: str, value: float, seed: int, budget: int, episodes: 
         "budget": budget, "episodes": episodes, "entry": s.params.env_id,
         "eval_seeds": evaluator.seeds, "mean_return": row["mean_return"],
         "normalized_score": row["normalized_score"], "wall_time_s": row["wall_time_s"],
+        "cpu": cpu_platform(),
     }  # fmt: skip
 
 

@@ -41,8 +41,11 @@ def test_each_value_and_seed_trains_on_tuning_seeds_and_is_recorded_once(
         (0.1, TRIAL_TRAIN_SEED), (0.1, TRIAL_TRAIN_SEED + 1),
     ]  # fmt: skip
     card = get_dataset_card(CONTINUOUS)
+    from rlbench_suite.core.provenance import cpu_platform
+
     for t in trials:
         assert t["entry"] == card.env_id and t["budget"] == 40
+        assert t["cpu"] == cpu_platform()  # each trial's own (the file's was overwritten)
         assert t["eval_seeds"] == [TRIAL_EVAL_FIRST_SEED, TRIAL_EVAL_FIRST_SEED + 1]
         for seed in (t["seed"], *t["eval_seeds"]):
             assert seed in TUNING_SEEDS and seed not in TRAINING_SEEDS
