@@ -144,7 +144,11 @@ def test_multiagent_typos_suggest_only_multiagent_ids():
     ("fastapi", "pip install 'rlbench-suite[leaderboard]'"),
     ("platformdirs", None),  # the core's: no extra brings it back
     ("torch._C", None),  # a part of an installed package failed: not a missing package
-    ("yaml", None),  # an import name that is no requirement's (pyyaml)
+    # import names that are not their distribution's (a review: these gave no hint)
+    ("yaml", "pip install 'rlbench-suite[baselines]'"),  # pyyaml
+    ("PIL", "pip install 'rlbench-suite[plots]'"),  # pillow
+    ("mujoco", "pip install 'rlbench-suite[robotics]'"),  # gymnasium[mujoco] brings it
+    ("not_a_package_anywhere", None),
     (None, None),
 ])
 def test_a_missing_package_names_the_narrowest_extra_that_brings_it(module, hint):

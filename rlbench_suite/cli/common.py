@@ -71,7 +71,9 @@ def fail(message: BaseException | str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)[^;]*(?:;(.*))?$")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)(?:\[([^\]]*)\])?[^;]*(?:;(.*))?$")
+_DISTRIBUTIONS = {"yaml": "pyyaml", "PIL": "pillow"}
+"""Import names of the extras' packages that are not their distribution's name."""
 _EXTRA_MARKER = re.compile(r"extra\s*==\s*['\"]([\w-]+)['\"]")
 _BROAD_EXTRAS = ("all", "demo", "docs", "dev")
 """Extras that gather others or tools: named only for a package no narrower extra brings."""
@@ -93,18 +95,22 @@ def install_hint(exc: ImportError) -> str | None:
         requires = metadata.requires("rlbench-suite") or []
     except metadata.PackageNotFoundError:
         return None
+    wanted = canonical(_DISTRIBUTIONS.get(top, top))
     sizes: collections.Counter[str] = collections.Counter()
     bringing = set()
     for line in requires:
         found = _REQUIREMENT.match(line)
         if found is None:
             continue
-        extra = _EXTRA_MARKER.search(found.group(2) or "")
-        if extra is None and canonical(found.group(1)) == canonical(top):
+        # the distribution, and the packages its extras bring (gymnasium[mujoco]: mujoco)
+        brings = {canonical(n) for n in [found.group(1), *(found.group(2) or "").split(",")]
+                  if n.strip()}  # fmt: skip
+        extra = _EXTRA_MARKER.search(found.group(3) or "")
+        if extra is None and wanted in brings:
             return None  # a core requirement: no extra brings it back
         if extra is not None:
             sizes[extra.group(1)] += 1
-            if canonical(found.group(1)) == canonical(top):
+            if wanted in brings:
                 bringing.add(extra.group(1))
     narrow = [e for e in bringing if e not in _BROAD_EXTRAS] or sorted(bringing)
     if not narrow:
