@@ -208,3 +208,12 @@ def test_in_a_terminal_a_refused_command_shows_its_error_and_no_progress_bar(tmp
     code, shown = in_a_terminal("eval", "rlbench/CartPole-v1", "--policy", "random",
                                 "--episodes", "2", "--out", str(tmp_path / "ok.json"))  # fmt: skip
     assert code == 0 and "2/2" in shown and "━" in shown, shown
+    # an accepted run: its title, the budget's note under it, then the bar
+    code, shown = in_a_terminal("train", "rlbench/CartPole-v1", "--algo", "ppo", "--budget", "300",
+                                "--eval-episodes", "1", "--final-episodes", "2", "--out",
+                                str(tmp_path / "runs"))  # fmt: skip
+    assert code == 0, shown
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    lines = [line for line in re.split(r"[\r\n]+", plain) if line.strip() and "━" not in line]
+    assert lines[0] == "rlbench/CartPole-v1 ppo seed 0", lines
+    assert lines[1].startswith("note: --budget 300 is not a whole number"), lines

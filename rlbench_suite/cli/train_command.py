@@ -58,6 +58,13 @@ class _Display:
             self.bar.__enter__()
             self.task = self.bar.add_task(self.title, total=None, speed="", evaluation="")
 
+    def notice(self, line: str) -> None:
+        """A budget that is not a whole number of rollouts, said before training (budget.py),
+        under the run's title on a terminal."""
+        if self.bar is None and console.is_terminal:
+            self._start_bar()
+        console.print(f"note: {line}", soft_wrap=True, markup=False, highlight=False)
+
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
@@ -164,7 +171,7 @@ def train_command(
     try:
         try:
             with _Display(f"{env_id} {_algo_name(algo)} seed {seed}") as display:
-                report = train(config, on_progress=display, on_notice=_notice)
+                report = train(config, on_progress=display, on_notice=display.notice)
         except Exception:
             if interrupts.stopped_by_signal():  # an error the signal caused (an import it cut)
                 raise KeyboardInterrupt from None
@@ -198,11 +205,6 @@ def _algo_name(asked: str) -> str:
         return get_algorithm(asked).name
     except UnknownAlgorithmError:
         return asked
-
-
-def _notice(line: str) -> None:
-    """A budget that is not a whole number of rollouts, said before training (budget.py)."""
-    console.print(f"note: {line}", soft_wrap=True, markup=False, highlight=False)
 
 
 def final_line(run: dict, result_file: Path) -> str:
