@@ -178,6 +178,9 @@ def test_serve_publish_download_then_the_offline_env(cache, tmp_path):
         assert env.get_normalized_score(card.reference.expert.value) == pytest.approx(1.0)
     assert env.get_normalized_score(card.reference.random.value) == pytest.approx(0.0)
     assert env.get_normalized_score(np.array([card.reference.random.value])) == pytest.approx([0])
+    with pytest.raises(TypeError, match=r"team= applies to joint data only; .* holds "
+                       r"single-agent data"):  # fmt: skip
+        env.get_normalized_score(0.0, team=True)
     assert (env.ref_min_score, env.get_wrapper_attr("ref_max_score")) == (
         card.reference.random.value, card.reference.expert.value)  # D4RL's attributes
     obs, _ = env.reset(seed=1)

@@ -207,7 +207,16 @@ def test_the_coop_nav_replay_card_is_an_offline_id_whose_policies_are_scored_els
     assert team == pytest.approx(card.normalized_score(card.mean_return) / 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        env.get_wrapper_attr("get_normalized_score")(card.mean_return)  # once
+        normalize = env.get_wrapper_attr("get_normalized_score")
+        normalize(card.mean_return)  # once
+        # saying which returns these are is correct use: no warning, the matching references
+        assert normalize(card.mean_return, team=True) == pytest.approx(team)
+        assert normalize(stats["r"], team=False) == pytest.approx(
+            stats["normalized_score"] / 100)
+        assert normalize(stats["r"], team=False) != pytest.approx(
+            normalize(stats["r"], team=True))
+    with pytest.raises(TypeError, match=r"team takes True, False or None, got 'yes'"):
+        normalize(1.0, team="yes")
     env.close()
     with pytest.raises(ValueError, match=r"holds joint data .* score a policy on the online "
                        r"card rlbench/CoopNav-v0"):  # fmt: skip

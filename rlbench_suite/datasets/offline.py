@@ -15,7 +15,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlbench_suite.core.cards import Normalized
 from rlbench_suite.core.dataset_cards import DATA_FILE, DatasetCard, get_dataset_card
+from rlbench_suite.core.offline_cards import offline_env_card
 from rlbench_suite.datasets.cache import (
     adopt_same_content,
     check_file,
@@ -150,21 +152,37 @@ class OfflineEnv(VersionedWrapper, gym.Wrapper):
         """The dataset itself (episode views and the transition sampler)."""
         return _load(self.dataset_card, download, self._root)
 
-    def get_normalized_score(self, returns: Any) -> Any:
+    def get_normalized_score(self, returns: Any, *, team: bool | None = None) -> Any:
         """D4RL's normalized score of ``returns`` on this dataset's reference returns, on D4RL's
         (and ``minari.get_normalized_score``'s) 0-1 scale: 0 is random, 1 expert. This is the
         suite's 0-100 normalized score (``core.scoring``, as ``rlbench`` reports it elsewhere)
-        divided by 100. On joint data (CoopNav) the references are the team's: a warning says
-        so once, since this env's returns (its agent beside scripted partners) are another
-        game's."""
-        if self._joint and not self._warned_joint:
-            self._warned_joint = True
-            warnings.warn(
-                f"{self.dataset_card.id}'s references are the team's returns in the multi-agent "
-                f"game {self.dataset_card.env_id}: normalize the data's team returns with them, "
-                "not the returns of this Gymnasium view (its agent beside scripted partners: "
-                "another game, which they overstate)",
-                UserWarning, stacklevel=2,
-            )  # fmt: skip
-        score = self.dataset_card.normalized_score(returns)
+        divided by 100.
+
+        On joint data (CoopNav) say which returns these are: ``team=True`` for the data's team
+        returns in the multi-agent game (the dataset's references), ``team=False`` for returns
+        of this Gymnasium view (its agent beside scripted partners, another game: the online
+        card's references, as the view's episode statistics use). Left out, the dataset's
+        references are used and a warning says so once. Other data takes no ``team``."""
+        if not self._joint:
+            if team is not None:
+                raise TypeError(f"team= applies to joint data only; {self.dataset_card.id} holds "
+                                "single-agent data: call get_normalized_score(returns)")
+            card: Normalized = self.dataset_card
+        elif team is None or team is True:
+            card = self.dataset_card
+            if team is None and not self._warned_joint:
+                self._warned_joint = True
+                warnings.warn(
+                    f"{self.dataset_card.id}'s references are the team's returns in the "
+                    f"multi-agent game {self.dataset_card.env_id}: normalize the data's team "
+                    "returns with them, not the returns of this Gymnasium view (its agent beside "
+                    "scripted partners: another game, which they overstate); say which with "
+                    "team=True (the data's) or team=False (this view's)",
+                    UserWarning, stacklevel=2,
+                )  # fmt: skip
+        elif team is False:
+            card = offline_env_card(self.dataset_card)
+        else:
+            raise TypeError(f"team takes True, False or None, got {team!r}")
+        score = card.normalized_score(returns)
         return score / 100 if np.ndim(score) else float(score) / 100
