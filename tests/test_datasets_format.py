@@ -227,6 +227,31 @@ def test_a_bad_batch_size_or_episode_index_says_what_is_accepted(tmp_path):
     with pytest.raises(TypeError, match="an episode index is an integer, not '0'"):
         data.episode("0")
     assert data.episode(-3).index == 0 and len(data.sample(np.int64(2))["obs"]) == 2
+    # a second review: numpy's, Python's and torch's own errors, or silence
+    taken = (r"transition indices are integers from 0 to 12 \(or -1 to -13 from the end; "
+             r"rlbench/Small-v0 holds 13\)")
+    with pytest.raises(IndexError, match=rf"transition 13: {taken}"):
+        data.transitions([0, 13])
+    for bad in ([1.5], "a"):
+        with pytest.raises(TypeError, match=rf"{taken}, got {re.escape(repr(bad))}"):
+            data.transitions(bad)
+    assert data.transitions([-1])["rewards"].tolist() == [data.episode(-1).rewards[-1]]
+    with pytest.raises(TypeError, match=r"episode_indices takes episode indices \(integers "
+                       r"from 0 to 2\) or None for all, got 5"):  # fmt: skip
+        data.iterate_episodes(5)
+    for bad, error in (("x", TypeError), (-1, ValueError), (1.0, TypeError)):
+        with pytest.raises(error, match=rf"seed takes None or a non-negative integer, got "
+                           rf"{re.escape(repr(bad))}"):  # fmt: skip
+            data.set_seed(bad)
+    with pytest.raises(TypeError, match=r"torch takes True \(tensors\) or False \(arrays\), "
+                       r"got 'yes'"):  # fmt: skip
+        data.sample(2, torch="yes")
+    with pytest.raises(TypeError, match=r"an id is a string such as 'rlbench/CartPole-v1'.*, "
+                       r"got 3"):  # fmt: skip
+        get_dataset_card(3)
+    with pytest.raises(ValueError, match=r"normalized_score takes a number or an array of "
+                       r"numbers \(returns\), got 'abc'"):  # fmt: skip
+        get_dataset_card(sorted(dataset_cards())[0]).normalized_score("abc")
 
 
 def test_minaris_names_work_on_the_suites_reader(tmp_path):
@@ -262,6 +287,8 @@ def test_the_sampler_gives_torch_tensors(tmp_path):
     batch = OfflineDataset(tmp_path / "d.hdf5").sample(8, torch=True)
     assert isinstance(batch["obs"], torch.Tensor) and batch["obs"].dtype == torch.float32
     assert batch["terminated"].dtype == torch.bool and batch["action"].shape == (8,)
+    with pytest.raises(ValueError, match=r"device 'banana': "):  # not torch's RuntimeError
+        OfflineDataset(tmp_path / "d.hdf5").sample(8, torch=True, device="banana")
 
 
 def test_a_rebuild_gives_the_same_content_hash_and_bytes(tmp_path):

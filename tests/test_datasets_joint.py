@@ -92,3 +92,28 @@ def test_joint_data_reads_back_per_agent_with_transitions_inside_episodes(env, t
     batch = dataset.sample(16, torch=True)
     assert sorted(batch["obs"]) == agents and tuple(batch["obs"][agents[0]].shape) == (16, 14)
     assert dataset.episode(1).actions[agents[2]].tolist() == episodes[1].actions[agents[2]].tolist()
+    view = dataset.episode(1)
+    assert len(view) == len(episodes[1]) == n  # steps, not the number of agents
+    assert view.total_return == pytest.approx(episodes[1].total_return)
+    assert view.terminations.shape == view.truncations.shape == (n,)  # the team's flags
+    detached = view.copy()
+    detached.actions[agents[0]][0] = (view.actions[agents[0]][0] + 1) % 5
+    assert detached.actions[agents[0]][0] != dataset.episode(1).actions[agents[0]][0]
+
+
+def test_recover_environment_gives_the_parallel_env_that_replays_joint_data(env) -> None:
+    from rlbench_suite.datasets import recover_environment
+
+    episode = joint_play(env, joint_policy(env, EXPERT), 4_321, epsilon=0.3)
+    recovered = recover_environment("rlbench/CoopNav-medium-v0")
+    try:
+        observations, _ = recovered.reset(seed=4_321)
+        for t in range(len(episode)):
+            for agent in recovered.possible_agents:
+                assert observations[agent].tolist() == (
+                    episode.observations[agent][t].tolist())  # fmt: skip
+            actions = {a: episode.actions[a][t] for a in recovered.possible_agents}
+            observations, rewards, *_ = recovered.step(actions)
+            assert rewards == {a: episode.rewards[a][t] for a in recovered.possible_agents}
+    finally:
+        recovered.close()

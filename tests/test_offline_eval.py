@@ -73,6 +73,7 @@ def test_rlbench_eval_on_an_offline_id_records_the_datasets_normalization(tmp_pa
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "100 x D4RL's get_normalized_score" in result.output.replace("\n", " ")
+    assert "note:" not in result.output  # Pendulum's random reference is 'random' itself
     saved = load_result(out)
     dataset = get_dataset_card(PENDULUM)
     assert saved.env_id == PENDULUM
@@ -124,3 +125,20 @@ def test_a_policy_of_another_env_is_named_as_such(env_id, baseline, tmp_path):
     trained_on = "rlbench/" + baseline.split("/")[0]
     assert f"it was trained on {trained_on} (its sidecar), not {env_id}" in text
     assert "save_policy" not in text and not (tmp_path / "r.json").exists()
+
+
+def test_random_on_text_data_is_told_its_reference_was_another_policy(tmp_path):
+    # the text datasets' random reference picks admissible commands; 'random' types strings
+    dataset_id = "rlbench/TextAdventureEasy-expert-v0"
+    result = CliRunner().invoke(
+        app,
+        ["eval", dataset_id, "--policy", "random", "--episodes", "2", "--workers", "1",
+         "--out", str(tmp_path / "result.json")],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert load_result(tmp_path / "result.json").normalized_score.point < -100
+    text = " ".join(result.output.split())
+    assert (f"note: {dataset_id}'s random reference (0.68) was measured with "
+            "module:rlbench_suite.envs.text.random_admissible:RandomAdmissible, not with "
+            "'random'") in text

@@ -144,6 +144,7 @@ def eval_command(
     out = out or result_file(card.namespace, card.name, policy, protocol.hash)
     result = run_evaluation(card, policy, protocol, workers, backend, address, out, resume)
     show_result(result)
+    _note_random_reference(card, policy)
     console.print(f"result written to {out}")
     if token is not None and server is not None:
         from rlbench_suite.cli.leaderboard_commands import submit_files
@@ -153,6 +154,19 @@ def eval_command(
             console.print(f"{policy} is not an ONNX file: submitting the result alone (it stays "
                           "self-reported; pass an onnx: policy to have it verified)")  # fmt: skip
         submit_files(server, token, out, onnx, method)
+
+
+def _note_random_reference(card: EnvCard, policy: str) -> None:
+    """After scoring ``random``: a note when the card's random reference was measured with
+    another policy (a text dataset's: random admissible commands, where ``random`` types
+    strings the game rejects), so a score far below 0 is not read as a defect."""
+    reference = card.reference.random if card.reference is not None else None
+    if policy.strip() != "random" or reference is None or reference.policy == "random":
+        return
+    console.print(f"note: {card.id}'s random reference ({number(reference.value)}) was measured "
+                  f"with {reference.policy}, not with 'random' (a sample of the action space "
+                  "itself); score that policy to compare with the reference",
+                  soft_wrap=True, markup=False)  # fmt: skip
 
 
 def _submission_checks(submit: bool, server: str | None, method: str | None) -> str | None:

@@ -115,7 +115,11 @@ def card_paths() -> dict[str, Path]:
 
 def normalize_id(env_id: str) -> str:
     """Normalize an id given as ``rlbench_suite:rlbench/X-v0``, ``rlbench/X-v0`` or ``X-v0``
-    (a name without a namespace is the suite's); ``mylab/X-v0`` stays as it is."""
+    (a name without a namespace is the suite's); ``mylab/X-v0`` stays as it is. An id is a
+    string: anything else is a TypeError saying so."""
+    if not isinstance(env_id, str):
+        raise TypeError(f"an id is a string such as 'rlbench/CartPole-v1' (or a dataset's, "
+                        f"'rlbench/CartPole-medium-v0'), got {env_id!r}")  # fmt: skip
     env_id = env_id.strip()
     if ":" in env_id:
         env_id = env_id.split(":", 1)[1]

@@ -109,7 +109,11 @@ def normalized_score(value: Any, random: float | None, expert: float | None) -> 
         raise ValueError(f"expert and random reference scores are equal ({expert}); cannot scale")
     if value is None:
         raise ValueError("normalized_score got value=None")
-    array = np.asarray(value, dtype=np.float64)
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"normalized_score takes a number or an array of numbers (returns), "
+                         f"got {value!r}") from None  # fmt: skip
     if np.isnan(array).any():
         raise ValueError("normalized_score got NaN value(s); drop or impute them first")
     result = 100.0 * (array - random) / (expert - random)

@@ -6,12 +6,13 @@ episode with its ``T + 1`` rows); an episode is a view into them, and transition
 boundary, and a truncated episode's last transition keeps its real next observation.
 
 Text data (observations and commands as strings) is held in NumPy object arrays of ``str``;
-joint multi-agent data as a dict per agent (of observations, actions, rewards and ending
-flags), each agent's arrays indexed like a single agent's.
+joint multi-agent data as a dict per agent of observations, actions and rewards, each agent's
+arrays indexed like a single agent's, and the team's ending flags as plain arrays.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from rlbench_suite.datasets.storage import DatasetFileError, content_hash, read_episodes
+from rlbench_suite.datasets.storage import (
+    DatasetFileError,
+    content_hash,
+    episode_return,
+    read_episodes,
+)
 
 TRANSITION_KEYS = ("observations", "actions", "rewards", "next_observations", "terminations",
                    "truncations")  # fmt: skip
@@ -38,7 +44,8 @@ class EpisodeView:
     truncations: np.ndarray
 
     def __len__(self) -> int:
-        return len(self.rewards)
+        """The episode's steps (its observations have one row more)."""
+        return len(self.terminations)
 
     @property
     def id(self) -> int:
@@ -47,7 +54,12 @@ class EpisodeView:
 
     @property
     def total_return(self) -> float:
-        return float(self.rewards.sum(dtype=np.float64))
+        """The episode's return; of joint data, the mean over agents of each agent's return."""
+        return episode_return(self.rewards)
+
+    def copy(self) -> EpisodeView:
+        """The episode with arrays of its own: writing into them leaves the dataset as it is."""
+        return copy.deepcopy(self)
 
 
 class OfflineDataset:
@@ -57,11 +69,12 @@ class OfflineDataset:
     names work too: ``dataset[i]``, iteration, ``total_episodes``, ``total_steps``,
     ``episode_indices``, :meth:`iterate_episodes`, :meth:`sample_episodes`, :meth:`set_seed`.
     Episodes are views into the dataset's arrays: writing into one changes the dataset (what
-    :meth:`sample` draws too); copy one to change it.
+    :meth:`sample` draws too); :meth:`EpisodeView.copy` one to change it.
 
     Observations and actions are arrays (Box, Discrete, MultiDiscrete, MultiBinary spaces),
     object arrays of ``str`` (Text spaces) or dicts of those (joint multi-agent data, one key
-    per agent: every per-step field, the rewards and ending flags too, is such a dict).
+    per agent: the observations, actions and rewards are such dicts; the ending flags are the
+    team's, plain arrays).
     """
 
     def __init__(self, path: Path, dataset_id: str | None = None,
@@ -121,8 +134,12 @@ class OfflineDataset:
     def iterate_episodes(self, episode_indices: Iterable[int] | None = None
                          ) -> Iterator[EpisodeView]:  # fmt: skip
         """The episodes ``episode_indices`` (all when None), in that order."""
-        indices = range(self.num_episodes) if episode_indices is None else episode_indices
-        return (self.episode(i) for i in indices)
+        if episode_indices is None:
+            episode_indices = range(self.num_episodes)
+        elif not isinstance(episode_indices, Iterable) or isinstance(episode_indices, str):
+            raise TypeError(f"episode_indices takes episode indices (integers from 0 to "
+                            f"{self.num_episodes - 1}) or None for all, got {episode_indices!r}")
+        return (self.episode(i) for i in episode_indices)
 
     def sample_episodes(self, n_episodes: int) -> list[EpisodeView]:
         """``n_episodes`` distinct episodes drawn uniformly (the sampler's random stream: see
@@ -159,7 +176,7 @@ class OfflineDataset:
 
     def episode_returns(self) -> np.ndarray:
         """Every episode's return, in order; of joint data the mean over agents of each agent's
-        return (``Episode.total_return``'s rule)."""
+        return (``storage.episode_return``'s rule)."""
         if self.joint:
             return np.mean([np.add.reduceat(r.astype(np.float64), self.step_starts)
                             for r in self.rewards.values()], axis=0)  # fmt: skip
@@ -168,7 +185,7 @@ class OfflineDataset:
     def transitions(self, indices: Any = None) -> dict[str, np.ndarray]:
         """Transitions ``indices`` (all when None): ``observations, actions, rewards,
         next_observations, terminations, truncations``."""
-        steps = np.arange(self.num_steps) if indices is None else np.asarray(indices)
+        steps = np.arange(self.num_steps) if indices is None else self._step_indices(indices)
         rows = self.obs_index[steps]
         return {
             "observations": _take(self.observations, rows),
@@ -179,8 +196,25 @@ class OfflineDataset:
             "truncations": _take(self.truncations, steps),
         }
 
+    def _step_indices(self, indices: Any) -> np.ndarray:
+        """``indices`` as an integer array of transitions, or an error that says what is taken."""
+        steps = np.asarray(indices)
+        taken = (f"transition indices are integers from 0 to {self.num_steps - 1} (or -1 to "
+                 f"-{self.num_steps} from the end; {self.id or self.path} holds {self.num_steps})")
+        if steps.dtype.kind not in "iu" and steps.size:
+            raise TypeError(f"{taken}, got {indices!r}")
+        steps = steps.astype(np.int64, copy=False)
+        if steps.size and (steps.min() < -self.num_steps or steps.max() >= self.num_steps):
+            bad = steps[(steps < -self.num_steps) | (steps >= self.num_steps)][0]
+            raise IndexError(f"transition {bad}: {taken}")
+        return steps
+
     def seed(self, seed: int | None) -> None:
-        """Seed the random stream of :meth:`sample` and :meth:`sample_episodes`."""
+        """Seed the random stream of :meth:`sample` and :meth:`sample_episodes`: None (fresh
+        entropy) or a non-negative integer."""
+        if seed is not None and not (_is_integer(seed) and seed >= 0):
+            raise (ValueError if _is_integer(seed) else TypeError)(
+                f"seed takes None or a non-negative integer, got {seed!r}")
         self._rng = np.random.default_rng(seed)
 
     set_seed = seed  # Minari's name
@@ -192,6 +226,8 @@ class OfflineDataset:
             raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not isinstance(torch, bool):
+            raise TypeError(f"torch takes True (tensors) or False (arrays), got {torch!r}")
         steps = self._rng.integers(0, self.num_steps, size=batch_size)
         t = self.transitions(steps)
         batch = {"obs": t["observations"], "action": t["actions"], "reward": t["rewards"],
@@ -224,7 +260,10 @@ def to_torch(batch: dict[str, np.ndarray], device: Any = None) -> dict[str, Any]
                             "sample without torch=True and encode the text first")  # fmt: skip
         if array.dtype.kind == "f":
             array = array.astype(np.float32, copy=False)
-        out[key] = torch.as_tensor(array, device=device)
+        try:
+            out[key] = torch.as_tensor(array, device=device)
+        except (AssertionError, RuntimeError, TypeError) as exc:  # torch's, for the device
+            raise ValueError(f"device {device!r}: {exc}") from None
     return out
 
 

@@ -105,12 +105,18 @@ def _load(dataset_id: str | DatasetCard, download: bool, root: Path | None,
 
 
 def recover_environment(dataset_id: str | DatasetCard, eval_env: bool = False,
-                        **kwargs: Any) -> gym.Env:  # fmt: skip
-    """The online env of the dataset (Minari's ``recover_environment``); the evaluation env
-    is the same env. For joint data this is the card's Gymnasium view (its agent beside its
-    partners); the Parallel env the data was recorded in is
-    :func:`~rlbench_suite.datasets.joint.make_joint_env` of the card's ``env_id``."""
-    return gym.make(get_dataset_card(dataset_id).env_id, **kwargs)
+                        **kwargs: Any) -> Any:  # fmt: skip
+    """The env the dataset was recorded in (Minari's ``recover_environment``); the evaluation
+    env is the same env. That is ``gym.make`` of the card's ``env_id``, and for joint data
+    (CoopNav) its PettingZoo Parallel env (``make_multiagent(env_id, "parallel")``), where the
+    data's joint actions replay it: its Gymnasium view (``gym.make``, its agent beside scripted
+    partners) is another game."""
+    card = get_dataset_card(dataset_id)
+    if is_joint(card.env_id):
+        from rlbench_suite.registry import make_multiagent
+
+        return make_multiagent(card.env_id, "parallel", **kwargs)
+    return gym.make(card.env_id, **kwargs)
 
 
 @register_wrapper("rlbench/OfflineDataset-v0")

@@ -87,10 +87,16 @@ class Episode:
 
     @property
     def total_return(self) -> float:
-        """The episode's return; of joint episodes, the mean over agents of each's return."""
-        if isinstance(self.rewards, dict):
-            return float(np.mean([np.sum(r, dtype=np.float64) for r in self.rewards.values()]))
-        return float(np.sum(self.rewards, dtype=np.float64))
+        """The episode's return (:func:`episode_return`)."""
+        return episode_return(self.rewards)
+
+
+def episode_return(rewards: Any) -> float:
+    """An episode's return from its rewards: their sum; of joint episodes (``{agent:
+    rewards}``), the mean over agents of each agent's return."""
+    if isinstance(rewards, dict):
+        return float(np.mean([np.sum(r, dtype=np.float64) for r in rewards.values()]))
+    return float(np.sum(rewards, dtype=np.float64))
 
 
 def _leaves(name: str, value: Any) -> Iterator[tuple[str, Any]]:
