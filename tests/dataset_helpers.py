@@ -57,6 +57,16 @@ def built_card(card: DatasetCard, root: Path) -> DatasetCard:
                                    "mean_return": out.mean_return})  # fmt: skip
 
 
+def published_card(root: Path, episodes: int) -> tuple[DatasetCard, Path]:
+    """A small CartPole card built into ``root / "cache"`` and published to ``root / "mirror"``:
+    (the card with its hashes, the mirror folder)."""
+    from rlbench_suite.datasets.remotes import publish
+
+    card = built_card(small_card(episodes=episodes, epsilon=0.3), root / "cache")
+    publish(card, str(root / "mirror"), root / "cache")
+    return card, root / "mirror"
+
+
 def assert_card_refused(path: Path, text: str, expected: list[str]) -> None:
     """Write the card ``text`` to ``path``: loading it fails naming the file and each of
     ``expected``."""

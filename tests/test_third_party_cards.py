@@ -59,6 +59,20 @@ description = "A corridor to walk along, registered from outside the suite by th
 """
 
 
+@pytest.fixture(autouse=True)
+def _forget_the_cards_added(monkeypatch):
+    """What a test registers is forgotten after it: a later test in the same worker sees the
+    suite's catalog only (one listed ``mylab/Corridor-v0`` among the classic cards)."""
+    from rlbench_suite.core import catalog
+
+    monkeypatch.setattr(catalog, "_added", dict(catalog._added))
+    monkeypatch.setattr(catalog, "_added_paths", dict(catalog._added_paths))
+    before = set(gym.envs.registry)
+    yield
+    for env_id in set(gym.envs.registry) - before:
+        del gym.envs.registry[env_id]
+
+
 @pytest.fixture
 def lab(tmp_path: Path) -> Path:
     """A package ``mylab_envs`` with the env, and a folder of cards for it."""

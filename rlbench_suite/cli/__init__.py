@@ -23,12 +23,16 @@ def main() -> None:
     (:func:`rlbench_suite.interrupts.interrupted`: a library reporting the signal as its own
     failure, as onnxruntime's first import does with ``ImportError('initialization failed')``)
     ends as the interruption, one line and exit 130 (143 for SIGTERM), not a traceback; a
-    package of an extra that is not installed is one ``error:`` line naming the extra, exit 2."""
+    package of an extra that is not installed is one ``error:`` line naming the extra, exit 2,
+    and so is a file or folder the user may not read or write (``PermissionError``)."""
     try:
         app()
     except Exception as exc:
         if interrupts.stopped_by_signal():
             raise SystemExit(stopped(f"interrupted ({type(exc).__name__} after the signal)")
+                             .exit_code) from None  # fmt: skip
+        if isinstance(exc, PermissionError):
+            raise SystemExit(fail(f"{exc} (permission denied: nothing was changed there)")
                              .exit_code) from None  # fmt: skip
         hint = install_hint(exc) if isinstance(exc, ModuleNotFoundError) else None
         if hint is None:

@@ -218,7 +218,7 @@ def info(
             table.add_row(key, str(value))
     except ImportError as exc:
         install = f" (pip install 'rlbench-suite[{card.extra}]')" if card.extra else ""
-        table.add_row("sample step", f"[red]cannot create: {exc}[/red]{install}")
+        table.add_row("sample step", Text.assemble((f"cannot create: {exc}", "red"), install))
     console.print(table)
     if render is not None:
         _render(card, render, policy, seed)
@@ -235,7 +235,7 @@ def _render(card: EnvCard, path: Path, policy: str | None, seed: int) -> None:
     except ValueError as exc:
         raise fail(exc) from None
     for note in preview.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(Text.assemble(("note:", "yellow"), f" {note}"))
     console.print(preview.summary(), soft_wrap=True)
 
 
@@ -269,15 +269,15 @@ def check(
         )
         det = "ok" if result.passed.get("determinism") else "FAIL"
         table.add_row(
-            result.env_id, api, det, "[green]pass[/green]" if result.ok else "[red]FAIL[/red]"
+            result.env_id, api, det, Text("pass", "green") if result.ok else Text("FAIL", "red")
         )
     console.print(table)
     for result in results:
         for name, error in result.errors.items():
-            console.print(f"[red]{result.env_id} {name}:[/red] {error}")
+            console.print(Text.assemble((f"{result.env_id} {name}:", "red"), f" {error}"))
         if verbose:
             for note in result.notes:
-                console.print(f"[yellow]{result.env_id}[/yellow] {note}")
+                console.print(Text.assemble((result.env_id, "yellow"), f" {note}"))
     unscored: dict[str, list[str]] = {}  # one line per reason, generated families gathered
     for card in selected:
         problem = card.normalization_problem()

@@ -37,11 +37,13 @@ PIPE_WIDTH = 10_000
 
 def make_console(stderr: bool = False) -> Console:
     """A console at the terminal's width; written to a pipe or a file (and COLUMNS unset),
-    one wide enough that no line, table cell or number is ever wrapped."""
+    one wide enough that no line, table cell or number is ever wrapped. Strings print as they
+    are, never read as Rich markup (a path, an error or a remote's answer holding ``[/x]``
+    would crash the print or be restyled): styles are given as ``Text`` (``Text.assemble``)."""
     stream = sys.stderr if stderr else sys.stdout
     if stream.isatty() or os.environ.get("COLUMNS"):
-        return Console(stderr=stderr)
-    return Console(stderr=stderr, width=PIPE_WIDTH)
+        return Console(stderr=stderr, markup=False)
+    return Console(stderr=stderr, width=PIPE_WIDTH, markup=False)
 
 
 console = make_console()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from rlbench_suite.cli.common import console, errors, fail, number, print_table, stopped
 from rlbench_suite.cli.datasets_common import (
@@ -47,7 +48,8 @@ def list_datasets(cache: CacheOption = None) -> None:
 
     check_cache(cache, writing=False)
     for error in dataset_catalog_errors():
-        errors.print(f"[red]dataset card not loaded:[/red] {error}", soft_wrap=True)
+        errors.print(Text.assemble(("dataset card not loaded:", "red"), f" {error}"),
+                     soft_wrap=True)  # fmt: skip
     rows = [
         (c.id, c.env_id, c.kind, number(c.episodes), number(c.steps),
          size_text(sum(f.size for f in c.files) if c.files else None),
@@ -70,7 +72,7 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
 
     card = card_for(dataset_id)
     check_cache(cache, writing=False)
-    console.print(f"[bold]{card.id}[/bold] ({card.kind} data of {card.env_id})")
+    console.print(Text.assemble((card.id, "bold"), f" ({card.kind} data of {card.env_id})"))
     console.print(card.description, soft_wrap=True)
     console.print(f"card: {dataset_card_paths().get(card.id)}", soft_wrap=True, highlight=False)
     for p in card.source.policies:
@@ -197,9 +199,10 @@ def verify_command(
     bad = 0
     for card in cards:
         if card.built and not is_partly_cached(card, cache):
-            errors.print(f"[red]{card.id}:[/red] not cached ({dataset_folder(card, cache)}); "
-                         f"run `rlbench datasets download {card.id} --build`", soft_wrap=True,
-                         highlight=False)  # fmt: skip
+            errors.print(Text.assemble((f"{card.id}:", "red"), f" not cached "
+                                       f"({dataset_folder(card, cache)}); run `rlbench datasets "
+                                       f"download {card.id} --build`"),
+                         soft_wrap=True, highlight=False)  # fmt: skip
             bad += 1
             continue
         try:
@@ -207,7 +210,8 @@ def verify_command(
         except ValueError as exc:
             raise fail(exc) from None
         for problem in problems:
-            errors.print(f"[red]{card.id}:[/red] {problem}", soft_wrap=True, highlight=False)
+            errors.print(Text.assemble((f"{card.id}:", "red"), f" {problem}"), soft_wrap=True,
+                         highlight=False)  # fmt: skip
         if problems:  # what to do next: resume, or fetch or rebuild over the bad copy
             errors.print(f"{card.id}: {_repair_advice(card, cache)}", soft_wrap=True,
                          highlight=False)  # fmt: skip
@@ -244,7 +248,11 @@ def delete_command(dataset_id: str, cache: CacheOption = None) -> None:
     card = card_for(dataset_id)
     check_cache(cache, writing=False)
     folder = dataset_folder(card, cache)
-    if delete(card, cache):
+    try:
+        deleted = delete(card, cache)
+    except PermissionError as exc:
+        raise fail(exc) from None
+    if deleted:
         said = f"deleted: {folder}"
     else:
         stale = remove_stale_lock(card, cache)

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
+from rich.text import Text
 
 from rlbench_suite.cli.common import console, errors, fail, stopped
 from rlbench_suite.cli.datasets_common import (
@@ -46,10 +47,12 @@ def _byte_progress(card: DatasetCard) -> Iterator[object]:
             if label not in tasks:
                 tasks[label] = bar.add_task(f"{card.id} {label}", total=total)
             bar.update(tasks[label], completed=done)
-            if piped and done >= total and label not in finished:
+            if done < total:  # (again) from another remote: its bytes are said again
+                finished.discard(label)
+            elif piped and label not in finished:
                 finished.add(label)
-                errors.print(f"{card.id} {label}: {size_text(total)}", soft_wrap=True,
-                             highlight=False)  # fmt: skip
+                errors.print(f"{card.id} {label}: {size_text(total)} received (its SHA-256 is "
+                             "checked next)", soft_wrap=True, highlight=False)  # fmt: skip
 
         yield update
 
@@ -108,7 +111,8 @@ def download_command(
             raise stopped(f"interrupted; run the same command again to resume ({kept} of "
                           f"{total} bytes kept)") from None  # fmt: skip
     if failed and len(cards) > 1:
-        errors.print(f"[red]failed:[/red] {', '.join(failed)}", soft_wrap=True, highlight=False)
+        errors.print(Text.assemble(("failed:", "red"), f" {', '.join(failed)}"), soft_wrap=True,
+                     highlight=False)  # fmt: skip
     if failed:
         raise typer.Exit(code)
 

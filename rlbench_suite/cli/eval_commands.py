@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from rlbench_suite.cli.common import app, console, fail, number, progress_bar, stopped
 from rlbench_suite.core.cards import EnvCard
@@ -229,8 +230,9 @@ def show_result(result: Result) -> None:
     """A table of a result's aggregates."""
     name = display_name(result.policy.get("spec") or result.policy.get("name", "?"))
     table = Table(title=f"{result.env_id}: {name}")
-    for column in ("metric", "estimate", "95% interval", "method"):
+    for column in ("metric", "estimate", "95% interval"):
         table.add_column(column)
+    table.add_column("method", overflow="fold")  # narrow terminals: folded, never cut short
     rows = dict(result.aggregates)
     if result.normalized_score is not None:
         rows["normalized_score"] = result.normalized_score
@@ -308,12 +310,13 @@ def reproduce(
         raise fail(exc) from None
     differences = compare_runs(original, again)
     for change in provenance_changes(original, again):
-        console.print(f"[yellow]provenance:[/yellow] {change}")
+        console.print(Text.assemble(("provenance:", "yellow"), f" {change}"))
     if not differences:
-        console.print(f"[green]reproduced[/green]: {original.protocol.episodes} episodes identical")
+        console.print(Text.assemble(("reproduced", "green"),
+                                    f": {original.protocol.episodes} episodes identical"))
         return
     for line in differences:
-        console.print(f"[red]differs:[/red] {line}")
+        console.print(Text.assemble(("differs:", "red"), f" {line}"))
     if not write:
         raise typer.Exit(1)
     try:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from rlbench_suite.cli.common import console, fail
 from rlbench_suite.cli.train_command import _Display
@@ -31,7 +32,7 @@ def reproduce_training_run(path: Path, out: Path | None, workers: int) -> None:
     except (TrainError, ValueError, FileNotFoundError, ImportError) as exc:
         raise fail(exc) from None
     for change in found.version_changes:
-        console.print(f"[yellow]provenance:[/yellow] {change}", soft_wrap=True)
+        console.print(Text.assemble(("provenance:", "yellow"), f" {change}"), soft_wrap=True)
     table = Table(title=f"final evaluation, {found.episodes} episodes (95% intervals)")
     for column in ("aggregate", "recorded", "now", "difference"):
         table.add_column(column)
@@ -45,11 +46,9 @@ def reproduce_training_run(path: Path, out: Path | None, workers: int) -> None:
     if found.again_dir is not None:
         console.print(f"re-trained run: {found.again_dir}", soft_wrap=True, highlight=False)
     if found.identical:
-        console.print(
-            f"[green]reproduced[/green]: policy, learning curve and {found.episodes} episodes "
-            "identical"
-        )
+        console.print(Text.assemble(("reproduced", "green"), f": policy, learning curve and "
+                                    f"{found.episodes} episodes identical"))
         return
     for line in found.differences:
-        console.print(f"[red]differs:[/red] {line}", soft_wrap=True)
+        console.print(Text.assemble(("differs:", "red"), f" {line}"), soft_wrap=True)
     raise typer.Exit(1)

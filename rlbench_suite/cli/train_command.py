@@ -45,7 +45,7 @@ class _Display:
 
     def _start_bar(self) -> None:
         if console.is_terminal:  # the title on its own line: the bar's row fits 80 columns
-            console.print(f"[bold]{self.title}[/bold]", highlight=False)
+            console.print(self.title, style="bold", highlight=False)
             self.bar = Progress(
                 BarColumn(bar_width=None),
                 MofNCompleteColumn(),

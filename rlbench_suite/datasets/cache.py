@@ -8,6 +8,7 @@ A dataset ``ns/Name-vN`` lives in ``<cache>/ns/Name-vN/`` with the files its car
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,9 +90,14 @@ def expected_files(card: DatasetCard, root: Path | None = None) -> list[DataFile
 
 
 def check_file(path: Path, size: int, sha256: str) -> str | None:
-    """Why ``path`` is not the expected file (missing, wrong size, wrong SHA-256), or None."""
+    """Why ``path`` is not the expected file (missing, a folder, unreadable, wrong size, wrong
+    SHA-256), or None."""
+    if path.is_dir():
+        return "a folder, not the file (remove it)"
     if not path.is_file():
         return "missing"
+    if not os.access(path, os.R_OK):
+        return "not readable (permission denied)"
     actual_size = path.stat().st_size
     if actual_size != size:
         return f"size {actual_size} bytes, expected {size} (truncated or replaced)"
@@ -197,6 +203,10 @@ def delete(card: DatasetCard, root: Path | None = None) -> bool:
     folder = dataset_folder(card, root)
     if not folder.exists():
         return False
+    for place in (folder.parent, folder):  # else rmtree would remove part of it, then fail
+        if not os.access(place, os.W_OK | os.X_OK):
+            raise PermissionError(f"cannot delete {card.id}: {place} is not writable (permission "
+                                  "denied); nothing was removed")  # fmt: skip
     lock = folder_lock(folder)
     with lock:
         shutil.rmtree(folder, ignore_errors=True)

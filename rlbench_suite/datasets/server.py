@@ -5,14 +5,20 @@ Python's ``http.server`` serves files but ignores ``Range``; :class:`RangeReques
 answers a single ``bytes=a-b`` (or ``a-``, ``-n``) range with ``206 Partial Content`` and the
 rest as the standard handler does (an invalid ``Range`` is ignored: 200 with the whole file).
 It serves only regular files inside the folder: no directory listings, nothing whose resolved
-path (a symlink) is outside the folder, no ``.part`` or ``.lock`` files (404 for all). It counts
+path (a symlink) is outside the folder or is a ``.part`` or ``.lock`` file, and no path the
+file system cannot take (a NUL byte, a name too long, a symlink loop): 404 for all. It counts
 the bytes it sends (:attr:`DatasetServer.bytes_sent`). Bodies go out through ``sendfile`` (no
-copy through Python). :func:`byte_range` and :func:`refused` are the rules, shared with the
-leaderboard site, which serves the cache the same way.
+copy through Python), exactly as long as the ``Content-Length`` announced (a file that grows
+meanwhile is cut there). A connection silent for :attr:`RangeRequestHandler.timeout` seconds
+is closed, and past :attr:`DatasetServer.max_connections` at once a new one is answered 503:
+idle clients cannot hold every thread and file descriptor. :func:`byte_range` and
+:func:`refused` are the rules, shared with the leaderboard site, which serves the cache the
+same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -22,7 +28,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
+RANGE_RE = re.compile(r"^bytes=(\d{0,19})-(\d{0,19})$")
+"""A single range; positions of more than 19 digits (past any file) make it invalid."""
 
 
 class RangeNotSatisfiable(ValueError):
@@ -32,14 +39,19 @@ class RangeNotSatisfiable(ValueError):
 def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     """The inclusive byte range ``(start, end)`` a ``Range`` header asks of a ``size``-byte
     file: a single ``bytes=a-b``, ``a-`` or ``-n``. None for no or an invalid header (the whole
-    file: RFC 9110 14.2 says an invalid Range is ignored); :class:`RangeNotSatisfiable` for a
-    range past the end."""
+    file: RFC 9110 14.2 says an invalid Range is ignored, and a range whose end comes before
+    its start is invalid); :class:`RangeNotSatisfiable` for a range past the end or the last
+    0 bytes."""
     match = RANGE_RE.match(header.strip()) if header is not None else None
     if match is None or match.groups() == ("", ""):
         return None
     first, last = match.groups()
     if first == "":  # the last n bytes
         start, end = max(0, size - int(last)), size - 1
+        if int(last) == 0:
+            start = size  # unsatisfiable (RFC 9110 14.1.3)
+    elif last and int(last) < int(first):
+        return None  # invalid: ignored
     else:
         start, end = int(first), min(int(last), size - 1) if last else size - 1
     if start >= size or start > end:
@@ -49,17 +61,24 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 def refused(root: Path, path: Path) -> bool:
     """Whether ``path`` may not be served from the folder ``root``: outside it once resolved
-    (``..`` or a symlink out of it), a folder, missing, or a download's ``.part`` or a
-    ``.lock`` file."""
-    resolved = path.resolve()
-    return (not resolved.is_relative_to(Path(root).resolve()) or path.is_dir()
-            or not path.is_file() or path.name.endswith((".part", ".lock")))  # fmt: skip
+    (``..`` or a symlink out of it), a folder, missing, a download's ``.part`` or a ``.lock``
+    file (by its name or its target's), or a path the file system refuses (a NUL byte, an
+    unencodable name, a name too long, a symlink loop)."""
+    try:
+        resolved = path.resolve()
+        return (not resolved.is_relative_to(Path(root).resolve()) or path.is_dir()
+                or not path.is_file()
+                or any(p.name.endswith((".part", ".lock")) for p in (path, resolved)))  # fmt: skip
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return True
 
 
 class RangeRequestHandler(SimpleHTTPRequestHandler):
     """Files of a folder, with single byte ranges; quiet unless the server is verbose."""
 
     server: DatasetServer
+    timeout = 30
+    """Seconds a connection may stay silent (a request not sent, a body not read)."""
 
     def log_message(self, format: str, *args: Any) -> None:
         if getattr(self.server, "verbose", False):
@@ -70,6 +89,7 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
         return None
 
     def send_head(self) -> Any:
+        self._remaining = None
         path = Path(self.translate_path(self.path))
         if refused(Path(self.directory), path):
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
@@ -96,6 +116,11 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
         self._remaining = end - start + 1
         return handle
 
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "content-length":  # the body sent is exactly this long
+            self._remaining = int(value)
+        super().send_header(keyword, value)
+
     def end_headers(self) -> None:
         self.send_header("Accept-Ranges", "bytes")
         super().end_headers()
@@ -104,8 +129,9 @@ class RangeRequestHandler(SimpleHTTPRequestHandler):
     """Bytes handed to ``sendfile`` (and counted) at a time."""
 
     def copyfile(self, source: Any, outputfile: Any) -> None:
-        """The body: ``source`` from its position to the range's end (or the file's), sent by
-        the kernel (``sendfile``) in pieces of :attr:`send_block` bytes, each counted."""
+        """The body: ``source`` from its position on, as many bytes as the ``Content-Length``
+        announced, sent by the kernel (``sendfile``) in pieces of :attr:`send_block` bytes,
+        each counted."""
         position = source.tell()
         remaining = getattr(self, "_remaining", None)
         end = position + remaining if remaining is not None else os.fstat(source.fileno()).st_size
@@ -126,6 +152,8 @@ class DatasetServer(ThreadingHTTPServer):
     """A threading HTTP server of one folder that counts the bytes of file bodies it sends."""
 
     daemon_threads = True
+    max_connections = 256
+    """Connections served at once; one more is answered 503 and closed."""
 
     def __init__(self, folder: Path, host: str = "127.0.0.1", port: int = 0,
                  verbose: bool = False, handler: type = RangeRequestHandler) -> None:  # fmt: skip
@@ -136,12 +164,30 @@ class DatasetServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.bytes_sent = 0
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve ``request`` in a thread of its own while a slot is free; else 503."""
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\n"
+                                b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away (Ctrl-C, a killed download) is quiet, not a traceback."""
+        """A client that went away (Ctrl-C, a killed download) or stayed silent past the
+        timeout is quiet, not a traceback."""
         import sys
 
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
             return
         super().handle_error(request, client_address)
 
