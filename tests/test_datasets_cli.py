@@ -331,6 +331,42 @@ def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
         load(DATASET)
 
 
+def test_sigterm_during_a_download_says_how_to_resume_too(cache, monkeypatch):
+    """A review: SIGTERM (``SystemExit(143)`` from the suite's handler) exited without the line
+    Ctrl-C prints, and during ``--build`` would have been told to resume kept bytes."""
+    import signal
+
+    from rlbench_suite import interrupts
+    from rlbench_suite.datasets import builder, remotes
+
+    monkeypatch.setattr(interrupts, "_received", [])  # the handler's record, this test's own
+
+    def terminated(card, root, *args, **kwargs):
+        part = dataset_folder(card, root) / (DATA_FILE + ".part")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        part.write_bytes(b"x" * 99)
+        interrupts._received.append(signal.SIGTERM)
+        raise SystemExit(143)
+
+    monkeypatch.setattr(remotes, "download", terminated)
+    result = run("datasets", "download", DATASET)
+    total = sum(f.size for f in get_dataset_card(DATASET).files)
+    assert result.exit_code == 143
+    assert f"interrupted; run the same command again to resume (99 of {total} bytes kept)" in (
+        result.output)  # fmt: skip
+    def no_remote(*args, **kwargs):
+        raise remotes.DownloadError("no remote")
+
+    def terminated_build(*args, **kwargs):  # during --build's build
+        return terminated(get_dataset_card(DATASET), cache)
+
+    monkeypatch.setattr(remotes, "download", no_remote)
+    monkeypatch.setattr(builder, "build", terminated_build)
+    result = run("datasets", "download", DATASET, "--build")
+    assert result.exit_code == 143
+    assert "a build starts over" in result.output and "bytes kept" not in result.output
+
+
 def test_ctrl_c_during_download_build_says_a_build_starts_over(cache, monkeypatch):
     from rlbench_suite.datasets import builder
 

@@ -20,6 +20,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from rlbench_suite import interrupts
 from rlbench_suite.cli.common import console, errors, fail, stopped
 from rlbench_suite.cli.datasets_common import (
     CacheOption,
@@ -99,7 +100,9 @@ def download_command(
         except _BuildInterrupted:
             raise stopped(f"interrupted while building {card.id} from source; a build starts "
                           "over: run the same command again") from None  # fmt: skip
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C, or SIGTERM's SystemExit
+            if isinstance(exc, SystemExit) and not interrupts.interrupted():
+                raise
             from rlbench_suite.datasets.remotes import kept_bytes, lock_held_elsewhere
 
             other = None if offline else lock_held_elsewhere(card, cache)
@@ -185,7 +188,9 @@ def _build_verified(card: DatasetCard, cache: Path | None) -> Path:
         with episode_progress(card) as progress:
             out = build(card, dataset_folder(card, cache), progress,  # type: ignore[arg-type]
                         expect_content=card.content_sha256)  # fmt: skip
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C, or SIGTERM's SystemExit
+        if isinstance(exc, SystemExit) and not interrupts.interrupted():
+            raise
         raise _BuildInterrupted from None
     except BuildMismatchError as exc:
         raise fail(exc, code=1) from None
