@@ -158,14 +158,18 @@ def test_a_missing_package_names_the_narrowest_extra_that_brings_it(module, hint
     assert install_hint(ModuleNotFoundError(f"No module named {module!r}", name=module)) == hint
 
 
-def in_a_terminal(*args: str, timeout: float = 120.0) -> tuple[int, str]:
-    """``rlbench ARGS`` with stdout and stderr on a pseudo-terminal: (exit code, what it
-    showed, escapes and all); killed (a test failure) after ``timeout`` seconds."""
+def in_a_terminal(*args: str, timeout: float = 120.0, columns: int = 80) -> tuple[int, str]:
+    """``rlbench ARGS`` with stdout and stderr on a pseudo-terminal ``columns`` wide: (exit
+    code, what it showed, escapes and all); killed (a test failure) after ``timeout`` seconds."""
+    import fcntl
     import pty
     import select
+    import struct
+    import termios
     import time
 
     main, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     clean = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TERM")}
     with subprocess.Popen([sys.executable, "-m", "rlbench_suite.cli", *args], stdout=side,
                           stderr=side, stdin=subprocess.DEVNULL,
@@ -217,3 +221,15 @@ def test_in_a_terminal_a_refused_command_shows_its_error_and_no_progress_bar(tmp
     lines = [line for line in re.split(r"[\r\n]+", plain) if line.strip() and "━" not in line]
     assert lines[0] == "rlbench/CartPole-v1 ppo seed 0", lines
     assert lines[1].startswith("note: --budget 300 is not a whole number"), lines
+
+
+def test_in_an_80_column_terminal_a_dataset_bar_shows_its_counts_whole(tmp_path):
+    """Two reviews: at 80 columns the build bar showed its time as ``0:00:…`` and the download
+    bar ``656.1/6…`` (the id is cut short instead)."""
+    code, shown = in_a_terminal("datasets", "download", "rlbench/MiniGrid-DoorKey-5x5-medium-v0",
+                                "--build", "--cache", str(tmp_path))  # a long id  # fmt: skip
+    assert code == 0, shown
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    bars = [line for line in re.split(r"[\r\n]+", plain) if "━" in line]
+    assert bars and all(len(line.rstrip()) <= 80 for line in bars), bars
+    assert re.search(r"100/100 episodes, 16708 steps \d:\d\d:\d\d$", bars[-1].rstrip()), bars

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 import typer.core
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Column
 
 from rlbench_suite.cli.common import app, errors, fail, usable_folder
 from rlbench_suite.core.dataset_cards import DatasetCard, UnknownDatasetError, get_dataset_card
@@ -73,6 +74,18 @@ def size_text(n: int | None) -> str:
     return str(n)
 
 
+def dataset_bar(*columns: ProgressColumn) -> Progress:
+    """A progress bar on stderr (only in a terminal) whose description (a dataset id, a file)
+    is cut short with an ellipsis and whose bar shrinks before ``columns`` (the counts, the
+    speed, the time left) do, so an 80-column terminal shows them whole on one line."""
+    return Progress(
+        TextColumn("[bold]{task.description}",
+                   table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis")),
+        BarColumn(bar_width=None, table_column=Column(ratio=1)),
+        *columns, console=errors, expand=True, disable=not errors.is_terminal,
+    )  # fmt: skip
+
+
 @contextlib.contextmanager
 def episode_progress(card: DatasetCard) -> Iterator[object]:
     """A bar over the card's episodes, or over its training run's steps (medium-replay); piped,
@@ -83,9 +96,8 @@ def episode_progress(card: DatasetCard) -> Iterator[object]:
         return
     text = ("{task.completed}/{task.total} training steps, {task.fields[episodes]} episodes"
             if run else "{task.completed}/{task.total} episodes, {task.fields[steps]} steps")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(text),
-                  TimeRemainingColumn(), console=errors,
-                  disable=not errors.is_terminal) as bar:  # fmt: skip
+    with dataset_bar(TextColumn(text, table_column=Column(no_wrap=True)),
+                     TimeRemainingColumn()) as bar:  # fmt: skip
         if run is not None:
             task = bar.add_task(f"build {card.id}", total=run.stop, episodes=0)
             yield lambda done, steps: bar.update(task, completed=steps, episodes=done)

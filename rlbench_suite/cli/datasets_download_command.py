@@ -11,10 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.progress import (
-    BarColumn,
     DownloadColumn,
-    Progress,
-    TextColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
@@ -26,6 +23,7 @@ from rlbench_suite.cli.datasets_common import (
     CacheOption,
     card_for,
     check_cache,
+    dataset_bar,
     datasets_app,
     episode_progress,
     record_local_bytes,
@@ -38,15 +36,13 @@ from rlbench_suite.core.dataset_cards import DatasetCard
 @contextlib.contextmanager
 def _byte_progress(card: DatasetCard) -> Iterator[object]:
     piped = not errors.is_terminal
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                  TransferSpeedColumn(), TimeRemainingColumn(), console=errors,
-                  disable=piped) as bar:  # fmt: skip
+    with dataset_bar(DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()) as bar:
         tasks: dict[str, int] = {}
         finished: set[str] = set()
 
         def update(label: str, done: int, total: int) -> None:
             if label not in tasks:
-                tasks[label] = bar.add_task(f"{card.id} {label}", total=total)
+                tasks[label] = bar.add_task(f"{label} of {card.id}", total=total)
             bar.update(tasks[label], completed=done)
             if done < total:  # (again) from another remote: its bytes are said again
                 finished.discard(label)
