@@ -240,7 +240,8 @@ def test_a_bad_batch_size_or_episode_index_says_what_is_accepted(tmp_path):
                        r"from 0 to 2\) or None for all, got 5"):  # fmt: skip
         data.iterate_episodes(5)
     for bad, error in (("x", TypeError), (-1, ValueError), (1.0, TypeError)):
-        with pytest.raises(error, match=rf"seed takes None or a non-negative integer, got "
+        with pytest.raises(error, match=rf"seed takes None, a non-negative integer or a "
+                           rf"SeedSequence, got "
                            rf"{re.escape(repr(bad))}"):  # fmt: skip
             data.set_seed(bad)
     with pytest.raises(TypeError, match=r"torch takes True \(tensors\) or False \(arrays\), "
@@ -252,6 +253,29 @@ def test_a_bad_batch_size_or_episode_index_says_what_is_accepted(tmp_path):
     with pytest.raises(ValueError, match=r"normalized_score takes a number or an array of "
                        r"numbers \(returns\), got 'abc'"):  # fmt: skip
         get_dataset_card(sorted(dataset_cards())[0]).normalized_score("abc")
+
+
+def test_the_reader_takes_masks_numpy_flags_seed_sequences_and_empty_episodes(tmp_path):
+    """A review of the checks above: a boolean mask, ``np.True_`` and a SeedSequence had worked
+    and were refused; an episode of no steps took its neighbour's reward as its return."""
+    empty = Episode(np.zeros((1, 3), np.float32), np.zeros(0, np.int64), np.zeros(0),
+                    np.zeros(0, bool), np.zeros(0, bool), seed=7)  # fmt: skip
+    episodes = [*_episodes()[:2], empty, _episodes()[2], empty]
+    write_episodes(tmp_path / "d.hdf5", episodes)
+    data = OfflineDataset(tmp_path / "d.hdf5")
+    returns = data.episode_returns()
+    assert returns.tolist() == pytest.approx([e.total_return for e in episodes])
+    assert returns[2] == returns[4] == 0.0
+    assert [data.episode(i).total_return for i in range(5)] == pytest.approx(returns.tolist())
+    mask = np.zeros(data.num_steps, bool)
+    mask[[0, 5]] = True
+    picked = data.transitions(mask)["rewards"]
+    assert picked.tolist() == data.transitions([0, 5])["rewards"].tolist()
+    assert len(data.sample(3, torch=np.False_)["obs"]) == 3
+    data.set_seed(np.random.SeedSequence(1))
+    first = data.sample(4)["reward"]
+    data.set_seed(np.random.SeedSequence(1))
+    assert data.sample(4)["reward"].tolist() == first.tolist()
 
 
 def test_minaris_names_work_on_the_suites_reader(tmp_path):

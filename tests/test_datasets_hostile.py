@@ -5,17 +5,19 @@ give up a trickle, print no remote's terminal escapes or passwords, and lose no 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from rlbench_suite.core.dataset_cards import DATA_FILE
+from rlbench_suite.cli import app
+from rlbench_suite.core.dataset_cards import DATA_FILE, remote_userinfo, shown
 from rlbench_suite.datasets.cache import check_file, dataset_folder, verify
 from rlbench_suite.datasets.remotes import DownloadError, download
 from rlbench_suite.datasets.server import DatasetServer, RangeRequestHandler, byte_range
@@ -71,10 +73,12 @@ def test_ranges_follow_rfc_9110(served):
     size = 1024
     huge = "9" * 5000
     for header, status in (("bytes=5-2", 200),  # invalid (end before start): ignored
-                           (f"bytes={huge}-", 200), (f"bytes=-{huge}", 200),  # invalid
-                           (f"bytes=0-{huge}", 200), ("bytes=-0", 416), ("bytes=0-9", 206)):
+                           (f"bytes={huge}-", 416),  # past the end, however long the number
+                           (f"bytes=-{huge}", 206), (f"bytes=0-{huge}", 206),  # the whole file
+                           ("bytes=-0", 416), ("bytes=0-9", 206)):
         assert _status(server, "/k.bin", f"Range: {header}\r\n") == status, header
     assert byte_range("bytes=5-2", size) is None and byte_range("bytes=-4", size) == (1020, 1023)
+    assert byte_range(f"bytes=0-{huge}", size) == byte_range(f"bytes=-{huge}", size) == (0, 1023)
 
 
 def test_idle_connections_are_closed_and_capped(served, tmp_path):
@@ -105,25 +109,19 @@ def test_idle_connections_are_closed_and_capped(served, tmp_path):
 
 def test_a_file_growing_while_it_is_sent_is_cut_at_its_content_length(served):
     class Growing(RangeRequestHandler):
-        send_block = 256
-
-        def send_piece(self, source, offset, count):
+        def copyfile(self, source, outputfile):  # the file grows after the headers went out
             with open(source.name, "ab") as grow:
                 grow.write(b"x" * 512)
-            return super().send_piece(source, offset, count)
+            super().copyfile(source, outputfile)
 
     folder = served[1]
     server = DatasetServer(folder, handler=Growing).start()
-    try:
-        conn = http.client.HTTPConnection(*server.server_address[:2], timeout=5)
-        conn.request("GET", "/k.bin")
-        answer = conn.getresponse()
-        body = answer.read()
-        assert int(answer.headers["Content-Length"]) == len(body) == 1024
-        assert body == bytes(range(256)) * 4
-        conn.close()
+    try:  # read to the connection's end: a client trusting Content-Length would not see more
+        head, _, body = _raw(server, b"GET /k.bin HTTP/1.0\r\n\r\n").partition(b"\r\n\r\n")
     finally:
         server.stop()
+    assert b"Content-Length: 1024" in head
+    assert body == bytes(range(256)) * 4  # the announced bytes, and nothing after them
 
 
 class _Remote(threading.Thread):
@@ -218,23 +216,28 @@ def test_a_206_from_another_offset_is_refused(published, tmp_path):
     assert part.read_bytes() == data[:1000]  # the kept bytes stay
 
 
-def test_kept_bytes_stay_when_the_remote_and_not_they_is_wrong(published, tmp_path):
-    card, mirror = published
-    data = (mirror / card.id / DATA_FILE).read_bytes()
-    corrupt = tmp_path / "corrupt"
-    (corrupt / card.id / "data").mkdir(parents=True)
-    (corrupt / card.id / DATA_FILE).write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
-    cache = tmp_path / "cache"
-    part = dataset_folder(card, cache) / (DATA_FILE + ".part")
-    part.parent.mkdir(parents=True)
-    part.write_bytes(data[:4096])  # a good start, from a good remote
-    server = DatasetServer(corrupt).start()
+def _refused_by_a_corrupt_mirror(card, data: bytes, folder: Path, cache: Path) -> str:
+    """The error of downloading ``card`` into ``cache`` from a mirror (made in ``folder``)
+    whose file is ``data`` with its last byte flipped."""
+    (folder / card.id / "data").mkdir(parents=True)
+    (folder / card.id / DATA_FILE).write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    server = DatasetServer(folder).start()
     try:
         with pytest.raises(DownloadError) as info:
             download(card, cache, [server.url])
     finally:
         server.stop()
-    message = str(info.value)
+    return str(info.value)
+
+
+def test_kept_bytes_stay_when_the_remote_and_not_they_is_wrong(published, tmp_path):
+    card, mirror = published
+    data = (mirror / card.id / DATA_FILE).read_bytes()
+    cache = tmp_path / "cache"
+    part = dataset_folder(card, cache) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(data[:4096])  # a good start, from a good remote
+    message = _refused_by_a_corrupt_mirror(card, data, tmp_path / "corrupt", cache)
     assert "checksum mismatch after resuming main_data.hdf5 from byte 4096" in message
     assert "the bytes kept before stay" in message
     assert part.read_bytes() == data[:4096]
@@ -296,3 +299,96 @@ def test_a_cache_that_cannot_be_written_loses_nothing_on_delete(published, tmp_p
         parent.chmod(0o755)
     assert verify(card, tmp_path) == []
 
+
+
+def test_a_urls_password_is_sent_to_its_host_only_and_masked_whatever_it_holds(published, tmp_path):
+    card, _ = published
+    seen: list[str] = []
+
+    def other_host(conn, request):
+        seen.append(request)
+        conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+
+    target = _Remote(other_host)
+
+    def redirect(conn, request):
+        location = target.url + request.split(" ")[1]
+        conn.sendall(f"HTTP/1.1 302 Found\r\nLocation: {location}\r\n"
+                     "Content-Length: 0\r\n\r\n".encode())
+
+    first = _Remote(redirect)
+    try:
+        with pytest.raises(DownloadError):
+            download(card, tmp_path, [first.url.replace("//", "//user:topsecret@")], timeout=2)
+    finally:
+        first.close()
+        target.close()
+    assert seen and not any("Authorization" in request for request in seen)  # not forwarded
+    for password in ("p@ss", "top secret", "pa#ss", "se?cret"):
+        url = f"http://user:{password}@127.0.0.1:1/x"
+        assert remote_userinfo(url) == ("http://127.0.0.1:1/x", "user", password)
+        assert shown(f"{url}: HTTP 404") == "http://user:***@127.0.0.1:1/x: HTTP 404"
+
+
+def test_a_leftover_or_whole_kept_part_does_not_replace_better_bytes(published, tmp_path):
+    card, mirror = published
+    data = (mirror / card.id / DATA_FILE).read_bytes()
+    part = dataset_folder(card, tmp_path) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(data[:100_000])
+    leftover = part.with_name(DATA_FILE.split("/")[-1] + ".kept.part")
+    leftover.write_bytes(b"stale" * 100)  # a process killed while it retried left this
+    with pytest.raises(DownloadError):
+        download(card, tmp_path, ["http://127.0.0.1:9"], timeout=2)  # nothing answers
+    assert part.read_bytes() == data[:100_000] and not leftover.exists()
+    part.write_bytes(b"w" * len(data))  # a whole kept file whose hash is wrong by itself
+    message = _refused_by_a_corrupt_mirror(card, data, tmp_path / "corrupt", tmp_path)
+    assert "the bytes kept before stay" not in message and not part.exists()
+
+
+def test_a_trickle_is_given_up_while_skipping_a_range_the_server_ignored(published, tmp_path):
+    card, _ = published
+
+    def ignore_range(conn, request):  # 200 from byte 0 at 20 bytes a second
+        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {card.files[0].size}\r\n\r\n"
+                     .encode())  # fmt: skip
+        for _ in range(600):
+            conn.sendall(b"x")
+            time.sleep(0.05)
+
+    part = dataset_folder(card, tmp_path) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"k" * 3000)
+    remote = _Remote(ignore_range)
+    try:
+        started = time.monotonic()
+        with pytest.raises(DownloadError, match="too slow: "):
+            download(card, tmp_path, [remote.url], timeout=1.0)
+        assert time.monotonic() - started < 8
+    finally:
+        remote.close()
+
+
+def test_a_delete_that_cannot_finish_says_so_and_never_deleted(published, tmp_path, monkeypatch):
+    from rlbench_suite.datasets import cache as cache_module
+
+    card, mirror = published
+    download(card, tmp_path, [str(mirror)])
+    folder = dataset_folder(card, tmp_path)
+
+    def stuck(path, *args, **kwargs):  # removes one file, then meets one it may not remove
+        (Path(path) / "data" / "metadata.json").unlink()
+        raise PermissionError(1, "Operation not permitted", str(Path(path) / DATA_FILE))
+
+    monkeypatch.setattr(cache_module.shutil, "rmtree", stuck)
+    done = CliRunner().invoke(app, ["datasets", "delete", card.id, "--cache", str(tmp_path)])
+    assert done.exit_code == 2 and "deleted:" not in done.output
+    assert f"cannot delete all of {card.id}" in done.output and "1 files are left" in done.output
+    assert (folder / DATA_FILE).is_file()
+
+
+def test_verify_names_a_folder_where_a_file_belongs(published, tmp_path):
+    card, _ = published
+    (dataset_folder(card, tmp_path) / DATA_FILE).mkdir(parents=True)
+    done = CliRunner().invoke(app, ["datasets", "verify", card.id, "--cache", str(tmp_path)])
+    assert done.exit_code == 1 and "a folder, not the file (remove it)" in done.output

@@ -32,8 +32,7 @@ def main() -> None:
             raise SystemExit(stopped(f"interrupted ({type(exc).__name__} after the signal)")
                              .exit_code) from None  # fmt: skip
         if isinstance(exc, PermissionError):
-            raise SystemExit(fail(f"{exc} (permission denied: nothing was changed there)")
-                             .exit_code) from None  # fmt: skip
+            raise SystemExit(fail(exc).exit_code) from None
         hint = install_hint(exc) if isinstance(exc, ModuleNotFoundError) else None
         if hint is None:
             raise

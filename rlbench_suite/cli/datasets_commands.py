@@ -26,6 +26,7 @@ from rlbench_suite.core.dataset_cards import (
     dataset_card_paths,
     dataset_cards,
     dataset_catalog_errors,
+    shown,
 )
 from rlbench_suite.core.wording import score
 
@@ -109,7 +110,8 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     console.print(f"content sha256: {card.content_sha256 or '- (not built)'}", highlight=False)
     for f in card.files:
         console.print(f"file {f.path}: {size_text(f.size)} sha256 {f.sha256}", highlight=False)
-    console.print(f"remotes: {', '.join(card.remotes) or 'none'}", soft_wrap=True, highlight=False)
+    console.print(f"remotes: {', '.join(map(shown, card.remotes)) or 'none'}", soft_wrap=True,
+                  highlight=False)  # fmt: skip
     where = dataset_folder(card, cache)
     state = {"yes": "cached", "no": "not cached"}.get(_cached_state(card, cache),
                                                        "partly cached or damaged: "
@@ -286,11 +288,11 @@ def publish_command(
         read = where.startswith(str(dataset_folder(card, cache)))  # the cached copy's file
         why = (f"cannot {'read' if read else 'write'} {where}: {exc.strerror}" if exc.strerror
                else describe_error(exc, to))  # fmt: skip
-        raise fail(f"cannot publish {card.id} to {to}: {why}") from None
+        raise fail(f"cannot publish {card.id} to {shown(to)}: {shown(why)}") from None
     except Exception as exc:  # no credentials, no network: one line
-        raise fail(f"cannot publish {card.id} to {to}: {describe_error(exc, to)}") from None
+        raise fail(f"cannot publish {card.id} to {shown(to)}: {describe_error(exc, to)}") from None
     for url in written:
-        console.print(f"published {url}", soft_wrap=True, highlight=False)
+        console.print(f"published {shown(url)}", soft_wrap=True, highlight=False)
 
 
 @datasets_app.command("serve")

@@ -48,7 +48,7 @@ def _byte_progress(card: DatasetCard) -> Iterator[object]:
                 finished.discard(label)
             elif piped and label not in finished:
                 finished.add(label)
-                errors.print(f"{card.id} {label}: {size_text(total)} received (its SHA-256 is "
+                errors.print(f"{card.id} {label}: all {size_text(total)} here (its SHA-256 is "
                              "checked next)", soft_wrap=True, highlight=False)  # fmt: skip
 
         yield update

@@ -51,13 +51,40 @@ PROTOCOLS = "a folder, file://, http://, https:// or s3://"
 """What a remote may be (a card's ``remotes``, ``download --remote``, ``publish --to``)."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def remote_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its ``user:password@`` part, and the (percent-decoded) user and
+    password. The authority is everything after ``://`` up to the first ``/``, and the userinfo
+    everything in it before its last ``@``, so a password holding ``@``, ``#``, ``?`` or a space
+    is split off whole (as curl does), not read as part of the host."""
+    from urllib.parse import unquote
+
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if not sep or "@" not in authority:
+        return url, None, None
+    userinfo, host = authority.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{host}{slash}{path}", unquote(user), unquote(password)
+
+
+def shown(text: str) -> str:
+    """``text`` naming a remote (its URL, its answer) as it may be printed: control characters
+    (terminal escapes) as ``?``, a URL's password as ``***`` (:func:`remote_userinfo`'s)."""
+    text = _CONTROL.sub("?", text)
+    return re.sub(r"(://[^/\s:@]*:)[^/]*@", r"\1***@", text)
+
+
 def check_remote(remote: str) -> str:
     """``remote`` when it names a place (a folder, or a URL with more than slashes after
     ``://``); a ValueError otherwise: an empty one (an unset shell variable) or ``file:///``
     would be the filesystem's root (``/``, written out, is taken as meant)."""
     _, sep, rest = remote.partition("://")
     if not remote.strip() or (sep and not rest.strip(" /")):
-        raise ValueError(f"{remote!r} names no remote: a remote is {PROTOCOLS} (with a path)")
+        raise ValueError(f"{shown(repr(remote))} names no remote: a remote is {PROTOCOLS} "
+                         "(with a path)")  # fmt: skip
     return remote
 
 

@@ -192,8 +192,8 @@ def part_path(target: Path) -> Path:
 def is_partly_cached(card: DatasetCard, root: Path | None = None) -> bool:
     """Whether any file of ``card`` (whole or ``.part``) is in the cache."""
     folder = dataset_folder(card, root)
-    return any((folder / f.path).is_file() or part_path(folder / f.path).is_file()
-               for f in card.files)  # fmt: skip
+    return any((folder / f.path).exists() or part_path(folder / f.path).exists()
+               for f in card.files)  # fmt: skip  (a folder in a file's place: verify names it)
 
 
 def delete(card: DatasetCard, root: Path | None = None) -> bool:
@@ -203,13 +203,19 @@ def delete(card: DatasetCard, root: Path | None = None) -> bool:
     folder = dataset_folder(card, root)
     if not folder.exists():
         return False
-    for place in (folder.parent, folder):  # else rmtree would remove part of it, then fail
+    folders = [folder.parent, folder, *(p for p in folder.rglob("*") if p.is_dir())]
+    for place in folders:  # else rmtree would remove part of it, then fail
         if not os.access(place, os.W_OK | os.X_OK):
             raise PermissionError(f"cannot delete {card.id}: {place} is not writable (permission "
                                   "denied); nothing was removed")  # fmt: skip
     lock = folder_lock(folder)
     with lock:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            shutil.rmtree(folder)
+        except OSError as exc:  # (an immutable file, even for root): said, never "deleted"
+            left = sum(1 for p in folder.rglob("*") if p.is_file())
+            raise PermissionError(f"cannot delete all of {card.id}: {exc}; {left} files are "
+                                  f"left in {folder}") from None  # fmt: skip
     Path(lock.lock_file).unlink(missing_ok=True)
     return True
 

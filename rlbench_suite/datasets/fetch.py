@@ -7,6 +7,7 @@ it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import math
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rlbench_suite.core.dataset_cards import PROTOCOLS
+from rlbench_suite.core.dataset_cards import PROTOCOLS, remote_userinfo, shown
 
 CHUNK = 128 << 10
 """Bytes read, written, flushed, hashed and reported at a time (smaller than every dataset
@@ -34,16 +35,6 @@ ByteProgress = Callable[[str, int, int], None]
 
 class TooSlowError(TimeoutError):
     """A remote that answers, but slower than :data:`MIN_RATE`."""
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_USERINFO = re.compile(r"(//[^/@\s:]*:)[^/@\s]*@")
-
-
-def shown(text: str) -> str:
-    """``text`` from a remote or its URL as it may be printed: control characters (terminal
-    escapes) as ``?``, a URL's password as ``***``."""
-    return _USERINFO.sub(r"\1***@", _CONTROL.sub("?", text))
 
 
 _HOST_PORT = re.compile(r"^[\w.-]+:\d{1,5}(/|$)")
@@ -92,19 +83,6 @@ class HTTPStatusError(OSError):
         self.status, self.message = status, message
 
 
-def _without_userinfo(url: str) -> tuple[str, str | None]:
-    """``url`` without its ``user:password@`` and those as basic-auth credentials (base64)."""
-    import base64
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(url)
-    if parts.username is None:
-        return url, None
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-    return parts._replace(netloc=netloc).geturl(), base64.b64encode(pair.encode()).decode()
-
-
 @contextlib.contextmanager
 def _http_stream(url: str, offset: int, timeout: float) -> Iterator[Any]:
     """``url``'s body from byte ``offset`` on: one GET (with a Range header when ``offset``)."""
@@ -112,12 +90,13 @@ def _http_stream(url: str, offset: int, timeout: float) -> Iterator[Any]:
     import urllib.request
 
     headers = {"Range": f"bytes={offset}-"} if offset else {}
-    url, credentials = _without_userinfo(url)
-    if credentials is not None:  # http://user:password@host/: HTTP basic authentication
-        headers["Authorization"] = f"Basic {credentials}"
+    url, user, password = remote_userinfo(url)
+    request = urllib.request.Request(url, headers=headers)
+    if user is not None:  # http://user:password@host/: HTTP basic authentication, to this host
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()  # only: a redirect
+        request.add_unredirected_header("Authorization", f"Basic {pair}")  # drops it
     try:
-        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                          timeout=timeout)  # fmt: skip
+        response = urllib.request.urlopen(request, timeout=timeout)
     except urllib.error.HTTPError as exc:
         raise HTTPStatusError(exc.code, str(exc.reason)) from None
     except urllib.error.URLError as exc:
@@ -129,8 +108,9 @@ def _http_stream(url: str, offset: int, timeout: float) -> Iterator[Any]:
             if not re.match(rf"bytes {offset}-", answered):
                 raise OSError(f"asked for bytes {offset}- and got a range {answered!r}")
         skip = offset if offset and response.status != 206 else 0  # the Range was ignored
+        pace = _Pace(timeout)
         while skip > 0:
-            skipped = len(response.read(min(CHUNK, skip)))
+            skipped = len(_read_chunk(response, min(CHUNK, skip), pace))
             if not skipped:
                 break
             skip -= skipped

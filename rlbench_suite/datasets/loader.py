@@ -178,13 +178,22 @@ class OfflineDataset:
         """Every episode's return, in order; of joint data the mean over agents of each agent's
         return (``storage.episode_return``'s rule)."""
         if self.joint:
-            return np.mean([np.add.reduceat(r.astype(np.float64), self.step_starts)
-                            for r in self.rewards.values()], axis=0)  # fmt: skip
-        return np.add.reduceat(self.rewards.astype(np.float64), self.step_starts)
+            return np.mean([self._sums(r) for r in self.rewards.values()], axis=0)
+        return self._sums(self.rewards)
+
+    def _sums(self, rewards: np.ndarray) -> np.ndarray:
+        """Each episode's sum of ``rewards`` (0 for an episode of no steps)."""
+        sums = np.zeros(self.num_episodes)
+        stepped = self.lengths > 0  # reduceat would give a step's reward for an empty one
+        if stepped.any():
+            sums[stepped] = np.add.reduceat(rewards.astype(np.float64),
+                                            self.step_starts[stepped])  # fmt: skip
+        return sums
 
     def transitions(self, indices: Any = None) -> dict[str, np.ndarray]:
-        """Transitions ``indices`` (all when None): ``observations, actions, rewards,
-        next_observations, terminations, truncations``."""
+        """Transitions ``indices`` (all when None; integers, or a boolean mask over every
+        transition): ``observations, actions, rewards, next_observations, terminations,
+        truncations``."""
         steps = np.arange(self.num_steps) if indices is None else self._step_indices(indices)
         rows = self.obs_index[steps]
         return {
@@ -201,6 +210,8 @@ class OfflineDataset:
         steps = np.asarray(indices)
         taken = (f"transition indices are integers from 0 to {self.num_steps - 1} (or -1 to "
                  f"-{self.num_steps} from the end; {self.id or self.path} holds {self.num_steps})")
+        if steps.dtype == bool and steps.shape == (self.num_steps,):  # a mask of transitions
+            return np.flatnonzero(steps)
         if steps.dtype.kind not in "iu" and steps.size:
             raise TypeError(f"{taken}, got {indices!r}")
         steps = steps.astype(np.int64, copy=False)
@@ -211,10 +222,11 @@ class OfflineDataset:
 
     def seed(self, seed: int | None) -> None:
         """Seed the random stream of :meth:`sample` and :meth:`sample_episodes`: None (fresh
-        entropy) or a non-negative integer."""
-        if seed is not None and not (_is_integer(seed) and seed >= 0):
+        entropy), a non-negative integer or a ``numpy.random.SeedSequence``."""
+        if not (seed is None or isinstance(seed, np.random.SeedSequence)
+                or (_is_integer(seed) and seed >= 0)):  # fmt: skip
             raise (ValueError if _is_integer(seed) else TypeError)(
-                f"seed takes None or a non-negative integer, got {seed!r}")
+                f"seed takes None, a non-negative integer or a SeedSequence, got {seed!r}")
         self._rng = np.random.default_rng(seed)
 
     set_seed = seed  # Minari's name
@@ -226,7 +238,7 @@ class OfflineDataset:
             raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if not isinstance(torch, bool):
+        if not isinstance(torch, bool | np.bool_):
             raise TypeError(f"torch takes True (tensors) or False (arrays), got {torch!r}")
         steps = self._rng.integers(0, self.num_steps, size=batch_size)
         t = self.transitions(steps)

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rlbench_suite.core.dataset_cards import DataFile, DatasetCard, check_remote
+from rlbench_suite.core.dataset_cards import DataFile, DatasetCard, check_remote, shown
 from rlbench_suite.datasets.cache import (
     VERIFIED_FILE,
     check_file,
@@ -52,7 +52,6 @@ from rlbench_suite.datasets.fetch import (  # noqa: F401  (CHUNK, ByteProgress: 
     download_timeout,
     fetch_file,
     filesystem,
-    shown,
 )
 
 
@@ -105,6 +104,7 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
         url = file_url(remote, card, file)
         start = part.stat().st_size if part.exists() else 0
         kept = part.with_name(f"{target.name}.kept.part")  # the kept bytes, while retried
+        kept.unlink(missing_ok=True)  # one a killed process left: its .part is the newer
         again = ""
         try:
             for attempt in range(2):  # the second: from byte 0 after a resumed mismatch
@@ -119,15 +119,19 @@ def _fetch_verified(card: DatasetCard, file: DataFile, target: Path, remotes: li
                     return part
                 if attempt == 0 and 0 < start <= file.size:  # the kept bytes or the remote
                     _cut_back(part, start)  # is wrong: again from byte 0, the bytes aside
-                    os.replace(part, kept)
+                    if start < file.size:  # (a whole kept file is wrong by itself: dropped)
+                        os.replace(part, kept)
+                    else:
+                        part.unlink()
                     again = (f"checksum mismatch after resuming {target.name} from byte {start} "
                              "(the bytes kept from an earlier download), and from byte 0: ")
                     start = 0
                     continue
                 part.unlink()
+                stay = "; the bytes kept before stay" if kept.exists() else ""
                 answers.append(f"{shown(url)}: {again}checksum mismatch for {file.path}: "
                                f"expected {file.sha256}, got {actual} (refused, nothing entered "
-                               f"the cache{'; the bytes kept before stay' if again else ''})")
+                               f"the cache{stay})")
                 break
         finally:
             if kept.exists():  # this remote's whole file was wrong too: the kept bytes stay
@@ -241,8 +245,9 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
     partial file under the final name."""
     check_remote(to)
     if to.startswith(("http://", "https://")):
-        raise ValueError(f"cannot publish to {to!r}: HTTP remotes are read-only; publish to a "
-                         "folder, file:// or s3:// URL and serve it (`rlbench datasets serve`)")
+        raise ValueError(f"cannot publish to {shown(repr(to))}: HTTP remotes are read-only; "
+                         "publish to a folder, file:// or s3:// URL and serve it (`rlbench "
+                         "datasets serve`)")  # fmt: skip
     folder = dataset_folder(card, root)
     for file in card.files:
         problem = check_file(folder / file.path, file.size, file.sha256)
