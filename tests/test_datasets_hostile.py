@@ -301,6 +301,22 @@ def test_a_cache_that_cannot_be_written_loses_nothing_on_delete(published, tmp_p
 
 
 
+def test_delete_checks_every_folder_before_removing_anything(published, tmp_path, monkeypatch):
+    """The check above, as root too (where chmod refuses nothing): a review found only the
+    dataset folder and its parent checked, so files under data/ went half-deleted."""
+    from rlbench_suite.datasets import cache as cache_module
+
+    card, mirror = published
+    download(card, tmp_path, [str(mirror)])
+    data = dataset_folder(card, tmp_path) / "data"
+    real = os.access
+    monkeypatch.setattr(cache_module.os, "access",
+                        lambda path, mode: Path(path) != data and real(path, mode))
+    with pytest.raises(PermissionError, match=rf"{data} is not writable .*nothing was removed"):
+        cache_module.delete(card, tmp_path)
+    assert verify(card, tmp_path) == []
+
+
 def test_a_urls_password_is_sent_to_its_host_only_and_masked_whatever_it_holds(published, tmp_path):
     card, _ = published
     seen: list[str] = []
