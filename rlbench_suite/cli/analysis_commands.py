@@ -174,7 +174,7 @@ def tournament(
                           "above (no lower end).")  # fmt: skip
     for s in standings:
         if s.name != s.spec:
-            console.print(f"{s.name} = {s.spec}", soft_wrap=True, markup=False)
+            console.print(f"{s.name} = {s.spec}", soft_wrap=True)
 
 
 @app.command()

@@ -66,7 +66,7 @@ def list_envs(
     )
     if "trained" in shown:
         for line in trained_legend([g[0] for g in groups if len(g) == 1]):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False, soft_wrap=True)
     summarized = sum(len(g) for g in groups if len(g) > 1)
     if summarized:
         console.print(f"({summarized} generated ids are summarized in one row per family; "

@@ -63,7 +63,7 @@ def one_line(error: BaseException | str) -> str:
 def stopped(message: str) -> typer.Exit:
     """Print ``message`` on stderr (one line: what was kept, how to go on) and return the Exit
     for the signal that stopped the command (130 for Ctrl-C, 143 for SIGTERM)."""
-    errors.print(message, soft_wrap=True, highlight=False, markup=False)
+    errors.print(message, soft_wrap=True, highlight=False)
     return typer.Exit(interrupts.exit_code())
 
 

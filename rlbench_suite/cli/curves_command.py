@@ -39,7 +39,7 @@ def curves_command(
     except (FileNotFoundError, ValueError, KeyError) as exc:
         raise fail(exc) from None
     markdown = table_markdown(score_table(loaded))
-    console.print(markdown, markup=False, highlight=False, soft_wrap=True)
+    console.print(markdown, highlight=False, soft_wrap=True)
     if table is not None:
         table.parent.mkdir(parents=True, exist_ok=True)
         table.write_text(markdown, encoding="utf-8")

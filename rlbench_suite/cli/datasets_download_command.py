@@ -168,7 +168,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
 
 def _say_fallback(line: str) -> None:
     """A remote failed and the next is tried: say which and why (on stderr)."""
-    errors.print(f"note: {line}", soft_wrap=True, highlight=False, markup=False)
+    errors.print(f"note: {line}", soft_wrap=True, highlight=False)
 
 
 class _BuildInterrupted(KeyboardInterrupt):

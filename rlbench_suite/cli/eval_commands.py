@@ -167,7 +167,7 @@ def _note_random_reference(card: EnvCard, policy: str) -> None:
     console.print(f"note: {card.id}'s random reference ({number(reference.value)}) was measured "
                   f"with {reference.policy}, not with 'random' (a sample of the action space "
                   "itself); score that policy to compare with the reference",
-                  soft_wrap=True, markup=False)  # fmt: skip
+                  soft_wrap=True)  # fmt: skip
 
 
 def _submission_checks(submit: bool, server: str | None, method: str | None) -> str | None:
@@ -244,7 +244,7 @@ def show_result(result: Result) -> None:
         n = result.normalization
         console.print(f"normalized_score: {n.metric} on {n.references_from}'s references (random "
                       f"{number(n.random)}, expert {number(n.expert)}); {n.scale}",
-                      soft_wrap=True, markup=False)  # fmt: skip
+                      soft_wrap=True)  # fmt: skip
     options = result.protocol.reset_options
     console.print(
         f"{result.protocol.episodes} episodes, protocol {result.protocol.protocol_id}"

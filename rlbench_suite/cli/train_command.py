@@ -63,7 +63,7 @@ class _Display:
         under the run's title on a terminal."""
         if self.bar is None and console.is_terminal:
             self._start_bar()
-        console.print(f"note: {line}", soft_wrap=True, markup=False, highlight=False)
+        console.print(f"note: {line}", soft_wrap=True, highlight=False)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
@@ -93,7 +93,6 @@ class _Display:
             console.print(
                 f"{self.title}: step {p.step}/{p.budget}  {speed}  {evaluation}  "
                 f"elapsed {p.elapsed_s:.0f}s  ETA {eta}",
-                markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
@@ -179,7 +178,7 @@ def train_command(
     except (UnknownAlgorithmError, UnknownEnvError, HyperparamsError, TrainError, ImportError,
             DatasetFileError) as e:  # fmt: skip
         # one line, unwrapped, so it can be grepped and read in logs
-        errors.print(f"error: {e}".replace("\n", " "), markup=False, soft_wrap=True,
+        errors.print(f"error: {e}".replace("\n", " "), soft_wrap=True,
                      highlight=False)
         raise typer.Exit(2) from None
     except RunInterrupted as cut:
@@ -191,8 +190,7 @@ def train_command(
                       f"(run folder: {cut.run_dir})") from None  # fmt: skip
     except KeyboardInterrupt:  # before the run folder had its run.json: nothing to resume
         raise stopped("interrupted before training started; run the same command again") from None
-    console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True,
-                  markup=False)  # fmt: skip
+    console.print(final_line(report.run, report.run_dir / "result.json"), soft_wrap=True)
     console.print(f"run folder: {report.run_dir}", soft_wrap=True, highlight=False)
 
 

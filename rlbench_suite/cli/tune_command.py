@@ -41,7 +41,6 @@ class _Display:
             self.last_done = p.done
             console.print(
                 f"{self.title}: trials {p.done}/{p.total}  {best}",
-                markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
