@@ -195,6 +195,10 @@ class OfflineDataset:
         transition): ``observations, actions, rewards, next_observations, terminations,
         truncations``."""
         steps = np.arange(self.num_steps) if indices is None else self._step_indices(indices)
+        return self._gather(steps)
+
+    def _gather(self, steps: np.ndarray) -> dict[str, np.ndarray]:
+        """The transitions of valid step indices ``steps`` (no check: the sampler's own)."""
         rows = self.obs_index[steps]
         return {
             "observations": _take(self.observations, rows),
@@ -241,7 +245,7 @@ class OfflineDataset:
         if not isinstance(torch, bool | np.bool_):
             raise TypeError(f"torch takes True (tensors) or False (arrays), got {torch!r}")
         steps = self._rng.integers(0, self.num_steps, size=batch_size)
-        t = self.transitions(steps)
+        t = self._gather(steps)  # in range by construction: not checked again
         batch = {"obs": t["observations"], "action": t["actions"], "reward": t["rewards"],
                  "next_obs": t["next_observations"], "terminated": t["terminations"],
                  "truncated": t["truncations"]}  # fmt: skip
