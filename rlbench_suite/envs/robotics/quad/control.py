@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from rlbench_suite.envs import libm
 from rlbench_suite.envs.robotics.quad.dynamics import (
     CRAZYFLIE,
     GRAVITY,
@@ -103,7 +104,7 @@ class QuadPID:
         rotation: np.ndarray, omega: np.ndarray,
     ) -> np.ndarray:  # fmt: skip
         """Motor speeds that track roll and pitch [rad], ``yaw_rate`` and ``thrust`` [N]."""
-        yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
+        yaw = libm.arctan2(rotation[1, 0], rotation[0, 0])
         desired = _euler_to_rotation(roll, pitch, yaw)
         return self._attitude_rpms(desired, rotation, omega, thrust, yaw_rate)
 
@@ -117,7 +118,7 @@ class QuadPID:
         shrink = np.minimum(1.0, vertical * _TAN_MAX_TILT / np.maximum(horizontal, 1e-9))
         force = self.params.mass * np.stack([accel[0] * shrink, accel[1] * shrink, vertical])
         if target_yaw is None:
-            target_yaw = np.arctan2(rotation[1, 0], rotation[0, 0])
+            target_yaw = libm.arctan2(rotation[1, 0], rotation[0, 0])
         z_axis = force / np.sqrt((force * force).sum(axis=0))
         heading = np.stack([np.cos(target_yaw), np.sin(target_yaw), np.zeros_like(target_yaw)])
         y_axis = np.cross(z_axis, heading, axis=0)

@@ -26,6 +26,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from rlbench_suite.envs import libm
+
 GRAVITY = 9.8  # m/s^2, as gym-pybullet-drones
 DOWNWASH_MIN_HEIGHT = 0.1  # m
 
@@ -241,7 +243,7 @@ def downwash(position: np.ndarray, params: QuadParams = CRAZYFLIE) -> np.ndarray
     safe_dz = np.where(above, dz, 1.0)
     alpha = c1 * (params.prop_radius / (4 * safe_dz)) ** 2
     beta = c2 * safe_dz + c3
-    push = alpha * np.exp(-0.5 * (dxy / beta) ** 2)
+    push = alpha * libm.exp(-0.5 * (dxy / beta) ** 2)
     return -np.where(above, push, 0.0).sum(axis=1)
 
 

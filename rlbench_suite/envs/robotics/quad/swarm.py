@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from rlbench_suite.envs import libm
 from rlbench_suite.envs.robotics.quad.backends import GROUND_Z, PyBulletQuads
 from rlbench_suite.envs.robotics.quad.control import ACTION_TYPES, QuadPID
 from rlbench_suite.envs.robotics.quad.dynamics import Aerodynamics
@@ -139,7 +140,7 @@ class QuadSwarmEnv(ParallelEnv):
         for i, j in self.quads.contacts():
             touching[[i, j]] += 1
         crash = crashed(self.quads) & self.alive
-        reward = np.exp(-2.0 * error) - COLLISION_PENALTY * touching - CRASH_PENALTY * crash
+        reward = libm.exp(-2.0 * error) - COLLISION_PENALTY * touching - CRASH_PENALTY * crash
         truncate = self.cycle >= self.max_cycles
         live = list(self.agents)
         result = ({}, {}, {}, {}, {})

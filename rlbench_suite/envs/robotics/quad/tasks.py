@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from rlbench_suite.envs import libm
 from rlbench_suite.envs.robotics.quad.backends import GROUND_Z, QuadBackend
 from rlbench_suite.envs.robotics.quad.dynamics import rotation_matrices, unrotate
 
@@ -119,7 +120,7 @@ class HoverTask:
         error = distances(self.target, quads.position)
         self.held = np.where(error < self.success_radius, self.held + 1, 0)
         crash = crashed(quads)
-        reward = np.exp(-2.0 * error) - CRASH_PENALTY * crash
+        reward = libm.exp(-2.0 * error) - CRASH_PENALTY * crash
         info = {"position_error": error, "success": self.held >= self.hold_steps}
         return reward, crash, info
 
