@@ -31,11 +31,10 @@ from rlbench_suite.datasets.builder import (
     BuildOutput,
     build,
     build_versions,
-    cpu_dependence,
-    other_cpu_note,
 )
 from rlbench_suite.datasets.cache import VERIFIED_FILE, dataset_folder, folder_lock
 from rlbench_suite.datasets.card_writer import write_build
+from rlbench_suite.datasets.hints import cpu_dependence, other_cpu_note
 from rlbench_suite.datasets.storage import (
     DatasetFileError,
     content_hash,

@@ -73,21 +73,28 @@ def test_list_in_a_narrow_terminal_leaves_out_columns_rather_than_cutting_number
     assert "trained: the best" not in done.stdout  # no legend for a column left out
 
 
-def test_a_table_too_wide_even_without_its_optional_columns_is_printed_whole():
+def test_the_datasets_table_fits_80_columns_and_one_too_narrow_is_printed_whole():
     """COLUMNS=80: the datasets' ids alone leave too little room, and rich cut the steps
-    column to its first digits ("195" for 19542) and dropped three columns; now every cell is
-    whole, the lines longer than 80 (the terminal folds them)."""
+    column to its first digits ("195" for 19542) and dropped three columns; then every cell was
+    whole but the lines 118 wide (a review). Now the columns a row's id repeats or `datasets
+    info` gives go first, and the table fits; narrower still, it is printed whole."""
+    from rlbench_suite.cli.datasets_common import size_text
     from rlbench_suite.core.dataset_cards import dataset_cards
 
-    done = run_cli("datasets", "list", env={"COLUMNS": "80"})
-    assert done.returncode == 0, done.stderr
-    rows = [[c.strip() for c in line.strip("│ ").split("│")]
-            for line in done.stdout.splitlines() if line.startswith("│ rlbench/")]  # fmt: skip
     cards = dataset_cards()
-    assert {r[0] for r in rows} == set(cards) and "…" not in done.stdout
-    assert all(len(r) == 7 for r in rows)  # id, kind, episodes, steps, size, normalized, cached
-    assert all(r[3] == str(cards[r[0]].steps) for r in rows)
-    assert "env left out at this width" in done.stdout
+    for columns in (80, 60):
+        done = run_cli("datasets", "list", env={"COLUMNS": str(columns)})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        rows = [[c.strip() for c in line.strip("│ ").split("│")]
+                for line in lines if line.startswith("│ rlbench/")]  # fmt: skip
+        assert {r[0] for r in rows} == set(cards) and "…" not in done.stdout
+        assert all(len(r) == 4 for r in rows)  # id, size, score, cached
+        assert all(r[1] == size_text(sum(f.size for f in cards[r[0]].files)) for r in rows)
+        table = [line for line in lines if line[:1] in "┏┃┡│└"]
+        widest = max(len(line) for line in table)
+        assert widest <= 80 if columns == 80 else widest > columns
+        assert "(steps, episodes, kind, env left out at this width" in " ".join(lines)
 
 
 @pytest.mark.parametrize(

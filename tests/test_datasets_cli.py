@@ -89,7 +89,8 @@ def test_build_write_records_the_build_and_the_cpu_in_the_card(cache, tmp_path, 
     assert written.build.cpu == cpu_platform()  # every build says where it ran
     assert written.files == get_dataset_card(DATASET).files
     # a CPU recorded on data that does not depend on it is provenance, not a warning
-    from rlbench_suite.datasets.builder import mismatch_cause, other_cpu_note
+    from rlbench_suite.datasets.builder import mismatch_cause
+    from rlbench_suite.datasets.hints import other_cpu_note
 
     elsewhere = written.model_copy(update={"build": written.build.model_copy(
         update={"cpu": "x86_64, Another CPU, avx"})})  # fmt: skip
@@ -329,6 +330,51 @@ def test_ctrl_c_during_a_download_says_how_to_resume(cache, monkeypatch):
     assert f"; {resume}, or build it from source with" in " ".join(result.output.split())
     with pytest.raises(FileNotFoundError, match=re.escape(resume)):
         load(DATASET)
+
+
+def test_advice_names_the_cache_the_user_gave(tmp_path, cache):
+    """A review: `datasets verify ID --cache DIR` said to resume with `rlbench datasets download
+    ID --remote URL`, which, run as printed, downloads into the default cache."""
+    other = tmp_path / "my cache"
+    part = dataset_folder(get_dataset_card(DATASET), other) / (DATA_FILE + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"x" * 99)
+    result = run("datasets", "verify", DATASET, "--cache", str(other))
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert f"`rlbench datasets download {DATASET} --remote URL --cache '{other}'`" in said
+    part.unlink()
+    result = run("datasets", "verify", DATASET, "--cache", str(other))
+    assert f"run `rlbench datasets download {DATASET} --build --cache '{other}'`" in " ".join(
+        result.output.split())
+    with pytest.raises(FileNotFoundError, match=re.escape(f"--build --cache '{other}'`")):
+        load(DATASET, root=other)
+    # the default cache (RLBENCH_DATA_DIR's) needs no --cache
+    with pytest.raises(FileNotFoundError) as refused:
+        load(DATASET, root=cache)
+    assert "--cache" not in str(refused.value)
+
+
+def test_a_build_hint_warns_where_a_training_runs_data_was_built_on_another_cpu():
+    """A review: on a CPU where a medium-replay card's training run gives other bits, `rlbench
+    train` sent the user to `download --build`, which trained for minutes and was refused."""
+    from rlbench_suite.core.provenance import cpu_platform
+    from rlbench_suite.datasets.hints import build_hint
+
+    card = get_dataset_card("rlbench/CartPole-medium-replay-v0")
+    elsewhere = card.model_copy(update={"build": card.build.model_copy(
+        update={"cpu": "x86_64, Another CPU, avx"})})  # fmt: skip
+    here = card.model_copy(update={"build": card.build.model_copy(
+        update={"cpu": cpu_platform()})})  # fmt: skip
+    command = "`rlbench datasets download rlbench/CartPole-medium-replay-v0 --build`"
+    assert build_hint(here) == command
+    hint = build_hint(elsewhere, then=" builds it")
+    assert hint.startswith(f"{command} builds it; but its data comes from a torch training run "
+                           "on x86_64, Another CPU, avx")  # fmt: skip
+    assert "a mirror that has the files serves them (`--remote URL`)" in hint
+    policy_card = get_dataset_card(DATASET)  # data a policy plays: the same bits on any CPU
+    assert build_hint(policy_card.model_copy(update={"build": elsewhere.build})).endswith(
+        "--build`")
 
 
 def test_sigterm_during_a_download_says_how_to_resume_too(cache, monkeypatch):

@@ -163,14 +163,15 @@ def number(value: float | None, digits: int = 4) -> str:
 
 
 def print_table(
-    title: str, columns: list[str], rows: list[tuple[str, ...]], optional: tuple[str, ...] = ()
+    title: str, columns: list[str], rows: list[tuple[str, ...]], optional: tuple[str, ...] = (),
+    caption: str | None = None,
 ) -> list[str]:
     """Print a table whose cells are never cut or wrapped; return the columns shown.
 
     Where the console is too narrow, the ``optional`` columns are left out (last named
     first) and a note names them; piped output is never narrow (:func:`make_console`). A table
     still wider than the console is printed whole, its lines longer than the console (the
-    terminal folds them), never with a cell cut short.
+    terminal folds them), never with a cell cut short. ``caption`` goes under the table.
     """
     widths = {c: max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)}
     shown = list(columns)
@@ -180,7 +181,7 @@ def print_table(
             break
         shown.remove(name)
         hidden.insert(0, name)
-    table = Table(title=title)
+    table = Table(title=title, caption=caption)
     for name in shown:
         table.add_column(name, no_wrap=True, min_width=widths[name])
     for row in rows:

@@ -29,6 +29,7 @@ from rlbench_suite.core.dataset_cards import (
     shown,
 )
 from rlbench_suite.core.wording import score
+from rlbench_suite.datasets.hints import build_hint, datasets_command
 
 
 def _cached_state(card: DatasetCard, cache: Path | None) -> str:
@@ -43,8 +44,8 @@ def _cached_state(card: DatasetCard, cache: Path | None) -> str:
 
 @datasets_app.command("list")
 def list_datasets(cache: CacheOption = None) -> None:
-    """Table of the dataset cards: id, env, kind, episodes, steps, size, data score, cached
-    (yes; partly: a file missing or cut short, or a download's .part; no)."""
+    """Table of the dataset cards: id, env, kind, episodes, steps, size, the data's normalized
+    score, cached (yes; partly: a file missing or cut short, or a download's .part; no)."""
     from rlbench_suite.datasets.table import data_score
 
     check_cache(cache, writing=False)
@@ -59,15 +60,17 @@ def list_datasets(cache: CacheOption = None) -> None:
         for c in sorted(dataset_cards().values(), key=lambda c: c.id)
     ]  # fmt: skip
     print_table(f"rlbench-suite datasets ({len(rows)})",
-                ["id", "env", "kind", "episodes", "steps", "size", "normalized", "cached"], rows,
-                optional=("env",))  # fmt: skip
+                ["id", "env", "kind", "episodes", "steps", "size", "score", "cached"], rows,
+                optional=("steps", "episodes", "kind", "env"),  # the last left out first
+                caption="score: the data's mean return, normalized (the env's random 0, "
+                        "expert 100)")  # fmt: skip
 
 
 @datasets_app.command("info")
 def info(dataset_id: str, cache: CacheOption = None) -> None:
     """Everything the card says, and where the dataset is in the cache."""
-    from rlbench_suite.datasets.builder import cpu_dependence
     from rlbench_suite.datasets.cache import dataset_folder
+    from rlbench_suite.datasets.hints import cpu_dependence
     from rlbench_suite.datasets.joint import is_joint
     from rlbench_suite.datasets.table import data_score
 
@@ -115,8 +118,9 @@ def info(dataset_id: str, cache: CacheOption = None) -> None:
     where = dataset_folder(card, cache)
     state = {"yes": "cached", "no": "not cached"}.get(_cached_state(card, cache),
                                                        "partly cached or damaged: "
-                                                       f"`rlbench datasets verify {card.id}` "
-                                                       "says what is wrong")  # fmt: skip
+                                                       + datasets_command(
+                                                           f"verify {card.id}", cache)
+                                                       + " says what is wrong")  # fmt: skip
     console.print(f"cache: {where} ({state})",
                   soft_wrap=True, highlight=False)  # fmt: skip
 
@@ -202,8 +206,8 @@ def verify_command(
     for card in cards:
         if card.built and not is_partly_cached(card, cache):
             errors.print(Text.assemble((f"{card.id}:", "red"), f" not cached "
-                                       f"({dataset_folder(card, cache)}); run `rlbench datasets "
-                                       f"download {card.id} --build`"),
+                                       f"({dataset_folder(card, cache)}); run "
+                                       f"{build_hint(card, cache)}"),
                          soft_wrap=True, highlight=False)  # fmt: skip
             bad += 1
             continue
@@ -238,8 +242,8 @@ def _repair_advice(card: DatasetCard, cache: Path | None) -> str:
     resume = resume_hint(card, cache)
     if resume is not None:
         return resume
-    return (f"to replace it, run `rlbench datasets delete {card.id}` then `rlbench datasets "
-            f"download {card.id} --build`")  # fmt: skip
+    return (f"to replace it, run {datasets_command(f'delete {card.id}', cache)} then "
+            f"{build_hint(card, cache)}")  # fmt: skip
 
 
 @datasets_app.command("delete")

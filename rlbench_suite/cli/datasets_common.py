@@ -147,7 +147,7 @@ def record_local_bytes(card: DatasetCard, out: BuildOutput) -> None:
 def say_other_cpu(card: DatasetCard) -> None:
     """A note on stderr when ``card``'s data was built on another kind of CPU (a training run's
     bits may differ here)."""
-    from rlbench_suite.datasets.builder import other_cpu_note
+    from rlbench_suite.datasets.hints import other_cpu_note
 
     note = other_cpu_note(card)
     if note is not None:

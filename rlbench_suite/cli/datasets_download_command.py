@@ -31,6 +31,7 @@ from rlbench_suite.cli.datasets_common import (
     size_text,
 )
 from rlbench_suite.core.dataset_cards import DatasetCard
+from rlbench_suite.datasets.hints import build_hint
 
 
 @contextlib.contextmanager
@@ -156,7 +157,7 @@ def _download_one(card: DatasetCard, offline: bool, build: bool, remote: list[st
     except DownloadError as exc:
         if not build:
             hint = "" if "--build" in str(exc) else (
-                f"; build it from source with `rlbench datasets download {card.id} --build`")
+                f"; build it from source with {build_hint(card, cache)}")
             resume = resume_hint(card, cache)
             if resume is not None and not remote and not card.remotes:  # else: the same again
                 hint = f"; {resume}{hint.replace('; build', ', or build')}"

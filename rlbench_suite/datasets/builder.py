@@ -35,6 +35,7 @@ from rlbench_suite.core.provenance import cpu_platform, package_versions
 from rlbench_suite.core.seeds import EVALUATION_SEEDS, policy_seed
 from rlbench_suite.datasets import h5encode
 from rlbench_suite.datasets.cache import folder_lock
+from rlbench_suite.datasets.hints import cpu_dependence
 from rlbench_suite.datasets.joint import is_joint, joint_rollouts, joint_spaces, make_joint_env
 from rlbench_suite.datasets.lockstep import EPSILON_STREAM, Block, lockstep_rollouts
 from rlbench_suite.datasets.recorder import stack_values
@@ -296,28 +297,6 @@ def build(card: DatasetCard, out: Path, progress: Progress | None = None,
     cpu = cpu_platform()
     return BuildOutput(out, count, steps, float(np.mean(returns)), digest, files,
                        build_versions(), replay, cpu)  # fmt: skip
-
-
-def cpu_dependence(card: DatasetCard) -> str | None:
-    """Why ``card``'s bits depend on the processor, where they are known to (a training run's
-    data: torch's kernels sum in other orders on other processors); None otherwise (the envs
-    and policies of the other data compute nothing through BLAS, whose kernels OpenBLAS picks
-    per processor: ``tests/cpu_kernels.py``)."""
-    if card.source.training is not None:
-        return "a torch training run's data, whose bits depend on the CPU too"
-    return None
-
-
-def other_cpu_note(card: DatasetCard) -> str | None:
-    """Before a build: a line saying it may not give the card's hash, when the card's data
-    depends on the processor and records another CPU than this one (None otherwise)."""
-    why = cpu_dependence(card)
-    if why is None or card.build.cpu in (None, cpu_platform()):
-        return None
-    after = "after training" if card.source.training is not None else "then"
-    return (f"note: {card.id} is {why}: built on {card.build.cpu}; this machine is "
-            f"{cpu_platform()}, where it may give other bits, and the build is refused {after} "
-            "(a mirror that has the files serves them: --remote URL)")  # fmt: skip
 
 
 def mismatch_cause(card: DatasetCard) -> str:

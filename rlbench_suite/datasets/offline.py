@@ -25,6 +25,7 @@ from rlbench_suite.datasets.cache import (
     expected_files,
     is_cached,
 )
+from rlbench_suite.datasets.hints import build_hint, datasets_command
 from rlbench_suite.datasets.joint import is_joint
 from rlbench_suite.datasets.loader import OfflineDataset
 from rlbench_suite.datasets.storage import DatasetFileError
@@ -49,10 +50,9 @@ def _load(dataset_id: str | DatasetCard, download: bool, root: Path | None,
     function that called this one)."""
     card = get_dataset_card(dataset_id)
     folder = dataset_folder(card, root)
-    get = (f"`rlbench datasets download {card.id}` fetches it again" if card.remotes else
-           f"`rlbench datasets download {card.id} --build` builds it again (no public mirror "
-           "exists yet)")  # fmt: skip
-    fix = f"{get}; `rlbench datasets delete {card.id}` removes it"
+    get = (f"{datasets_command(f'download {card.id}', root)} fetches it again" if card.remotes
+           else build_hint(card, root, " builds it again (no public mirror exists yet)"))
+    fix = f"{datasets_command(f'delete {card.id}', root)} removes it; {get}"
     why = None  # why a copy in other bytes is not the card's data (None: it is, recorded)
     if not is_cached(card, root):
         why = adopt_same_content(card, root) if (folder / DATA_FILE).is_file() else "missing"
@@ -75,9 +75,9 @@ def _load(dataset_id: str | DatasetCard, download: bool, root: Path | None,
                                        f"in the cache); {fix}")  # fmt: skip
             fetch_hint = " or load(..., download=True)" if card.remotes else ""
             raise FileNotFoundError(
-                f"{card.id} is not in the cache ({folder}); run `rlbench datasets download "
-                f"{card.id} --build` (no public mirror exists yet: --build builds it from "
-                f"source){fetch_hint}"
+                f"{card.id} is not in the cache ({folder}); run "
+                + build_hint(card, root, " (no public mirror exists yet: --build builds it "
+                                         f"from source){fetch_hint}")
             )
         from rlbench_suite.datasets.remotes import DownloadError
         from rlbench_suite.datasets.remotes import download as fetch
@@ -86,8 +86,8 @@ def _load(dataset_id: str | DatasetCard, download: bool, root: Path | None,
         try:
             fetch(card, root, notice=fallbacks.append)
         except DownloadError as exc:
-            raise DownloadError(f"{exc}; run `rlbench datasets download {card.id} --build` "
-                                "to build it from source") from None  # fmt: skip
+            raise DownloadError(f"{exc}; run {build_hint(card, root, ' to build it from source')}"
+                                ) from None  # fmt: skip
         for line in fallbacks:  # (a failure's error lists every remote) at the caller's line
             warnings.warn(f"{card.id}: {line}", UserWarning, stacklevel=stacklevel)
     for file in expected_files(card, root):  # a corrupt or replaced file is refused, naming it

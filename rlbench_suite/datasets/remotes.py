@@ -53,6 +53,7 @@ from rlbench_suite.datasets.fetch import (  # noqa: F401  (CHUNK, ByteProgress: 
     fetch_file,
     filesystem,
 )
+from rlbench_suite.datasets.hints import build_hint, datasets_command
 
 
 class DownloadError(OSError):
@@ -165,8 +166,8 @@ def download(
         for path in (folder / f.path, part_path(folder / f.path)):
             if path.is_dir():
                 raise ValueError(f"{path} is a folder where {card.id}'s file {f.path} belongs; "
-                                 f"remove it (`rlbench datasets delete {card.id}`) and download "
-                                 "again")  # fmt: skip
+                                 f"remove it ({datasets_command(f'delete {card.id}', root)}) and "
+                                 "download again")  # fmt: skip
     with dataset_lock(card, root):  # (nothing is made before the remotes are checked)
         if is_cached(card, root) and all(
             check_file(folder / f.path, f.size, f.sha256) is None
@@ -220,10 +221,10 @@ def resume_hint(card: DatasetCard, root: Path | None = None) -> str | None:
     if other is not None:
         return f"another process is downloading it now (lock {other}): wait for it"
     kept, total = kept_bytes(card, root)
-    how = f"`rlbench datasets download {card.id}`"
+    how = datasets_command(f"download {card.id}", root)
     if not card.remotes:
-        how = (f"`rlbench datasets download {card.id} --remote URL` (the remote it came from: "
-               "the card lists none)")  # fmt: skip
+        how = (f"{datasets_command(f'download {card.id} --remote URL', root)} (the remote it "
+               "came from: the card lists none)")  # fmt: skip
     return f"a download was interrupted ({kept} of {total} bytes kept); resume it with {how}"
 
 
@@ -253,8 +254,7 @@ def publish(card: DatasetCard, to: str, root: Path | None = None) -> list[str]:
         problem = check_file(folder / file.path, file.size, file.sha256)
         if problem is not None:
             fix = ("download or build it first" if problem == "missing" else
-                   f"nothing was published; replace it with `rlbench datasets download {card.id} "
-                   "--build`")  # fmt: skip
+                   f"nothing was published; replace it with {build_hint(card, root)}")
             raise ValueError(f"{folder / file.path}: {problem}; {fix}")
     written = []
     for file in card.files:
