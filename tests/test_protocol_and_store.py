@@ -119,6 +119,14 @@ def test_episode_log_resumes_and_survives_a_torn_last_line(tmp_path):
     assert len(lines) == 5 and json.loads(lines[-1])["index"] == 3
     with pytest.raises(ValueError, match="different evaluation"):
         EpisodeLog(path, {**header, "protocol_hash": "other"}, resume=True)
+    # a review: a garbage log was said to be "written by a different evaluation"
+    for garbage, why in (("garbage\n", "not JSON"), ('[1, 2]\n', "no header"),
+                         ('{"index": 0}\n', "no header")):  # fmt: skip
+        path.write_text(garbage + lines[1] + "\n")
+        with pytest.raises(ValueError, match=f":1: not an episode log .*; {why}") as refused:
+            EpisodeLog(path, header, resume=True)
+        assert "different evaluation" not in str(refused.value)
+        assert path.read_text() == garbage + lines[1] + "\n"  # nothing lost
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from rlbench_suite.core.result import EpisodeRecord
 
 
 class OtherEvaluationLog(ValueError):
-    """An episode log written by a different evaluation than the one resuming it."""
+    """An episode log not written by the evaluation resuming it: another one's, or a file whose
+    first line is no evaluation's header."""
 
 
 class EpisodeLog:
@@ -48,10 +49,16 @@ class EpisodeLog:
         if not lines:
             raise ValueError(f"{self.path}: empty episode log; remove it to start over")
         try:
-            header = json.loads(lines[0]).get("header")
-        except json.JSONDecodeError:
-            header = None
-        if header != self.header:
+            first = json.loads(lines[0])
+        except json.JSONDecodeError as exc:
+            first = exc
+        if not isinstance(first, dict) or not isinstance(first.get("header"), dict):
+            what = f"not JSON ({first})" if isinstance(first, Exception) else "no header"
+            raise OtherEvaluationLog(
+                f"{self.path}:1: not an episode log (its first line must be the evaluation's "
+                f"header; {what}); remove it or write to another --out"
+            )
+        if first["header"] != self.header:
             raise OtherEvaluationLog(
                 f"{self.path} was written by a different evaluation (protocol, environment, "
                 "policy or the card's reference scores differ); remove it or write to another "
