@@ -10,11 +10,12 @@ import pytest
 from rlbench_suite.core.cards import RefScore
 from rlbench_suite.core.catalog import get_card, select_cards
 from rlbench_suite.core.metrics import interval_estimates
+from rlbench_suite.core.result import load_result
 from rlbench_suite.evaluation import suite as suite_module
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import evaluate
 from rlbench_suite.evaluation.tournament import round_robin
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 
 FIRST_LEGAL = "module:tests.toy_policies:first_legal"
 
@@ -35,6 +36,30 @@ def test_compare_two_results(two_results):
     proc = run_cli("results", "compare", *map(str, two_results))
     assert proc.returncode == 0, proc.stderr
     assert "P(return of A > return of B) =" in proc.stdout and "return_iqm" in proc.stdout
+
+
+def test_compare_shows_the_normalized_score_first_with_the_difference():
+    """A review: two offline results compared showed returns and successes only; their
+    normalized score (D4RL's, the headline number) is a row of its own, with A - B."""
+    folder = REPO / "baselines/results/Hopper-medium-v0"
+    iql, bc = folder / "iql/seed-0/result.json", folder / "bc/seed-0/result.json"
+    proc = run_cli("results", "compare", str(iql), str(bc))
+    assert proc.returncode == 0, proc.stderr
+    header = next(line for line in proc.stdout.splitlines() if "metric" in line)
+    assert [cell.strip() for cell in header.split("┃")[1:-1]] == ["metric", "A", "B", "A - B"]
+    rows = [line for line in proc.stdout.splitlines() if "│" in line]
+    a, b = (load_result(path).normalized_score for path in (iql, bc))
+    cells = [cell.strip() for cell in rows[0].split("│")[1:-1]]  # the headline row first
+    assert cells == ["normalized_score", f"{a.point:.4g} [{a.low:.4g}, {a.high:.4g}]",
+                     f"{b.point:.4g} [{b.low:.4g}, {b.high:.4g}]",
+                     f"{a.point - b.point:+.4g}"]  # fmt: skip
+    assert "\x1b" not in proc.stdout
+    # results without a normalized score keep their table as it was
+    cartpole = [REPO / f"baselines/results/CartPole-v1/ppo/seed-{s}/result.json" for s in (0, 1)]
+    assert all(load_result(path).normalized_score is None for path in cartpole)
+    plain = run_cli("results", "compare", *map(str, cartpole))
+    assert plain.returncode == 0, plain.stderr
+    assert "normalized_score" not in plain.stdout and "A - B" not in plain.stdout
 
 
 def test_compare_refuses_different_protocols(two_results, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 from rlbench_suite.core.catalog import get_card
 from rlbench_suite.core.protocol import SeedOverlapError
 from rlbench_suite.core.result import load_result
+from rlbench_suite.core.summary import with_figures
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import evaluate, split_statically
 from rlbench_suite.policies import RandomPolicy
@@ -164,7 +165,7 @@ def test_cli_eval_then_reproduce(tmp_path):
     out.write_text(json.dumps(data))
     tampered = run_cli("reproduce", str(out), "--workers", "1")
     assert tampered.returncode == 2 and "return_mean does not match" in tampered.stderr
-    data["aggregates"]["return_mean"]["point"] += 1.0 / 5  # a consistent edit still differs
+    with_figures(get_card("rlbench/CartPole-v1"), data)  # a consistent edit still differs
     out.write_text(json.dumps(data))
     differs = run_cli("reproduce", str(out), "--workers", "1")
     assert differs.returncode == 1 and "episode 2 (seed 1000002)" in differs.stdout
@@ -179,13 +180,75 @@ def test_cli_eval_then_reproduce(tmp_path):
     assert run_cli("reproduce", str(out), "--workers", "1").returncode == 0
     # another policy than the file's is never written over it
     now["returns"][2] += 1.0
-    now["aggregates"]["return_mean"]["point"] += 1.0 / 5
+    with_figures(get_card("rlbench/CartPole-v1"), now)
     now["policy"]["artifact_sha256"] = "ab" * 32
     out.write_text(json.dumps(now))
     refused = run_cli("reproduce", str(out), "--workers", "1", "--write")
     assert refused.returncode == 2 and "not the same environment and policy" in refused.stderr
     assert "policy artifact_sha256" in refused.stderr
     assert json.loads(out.read_text()) == now  # untouched
+
+
+HOPPER_IQL = REPO / "baselines/results/Hopper-medium-v0/iql/seed-0/result.json"
+
+
+@pytest.mark.parametrize(
+    ("field", "update", "message"),
+    [
+        ("normalized_score", {"point": 90.0, "low": 88.0, "high": 92.0},
+         "normalized_score.point 90 does not match the per-episode returns on the file's "
+         "normalization (random 17.4721, expert 3260.25): expected 11.0239"),
+        ("normalization", {"expert": 999.0},
+         "normalization.expert 999.0 differs from rlbench/Hopper-medium-v0's card, which has "
+         "3260.253454"),
+    ],
+)  # fmt: skip
+def test_results_show_and_reproduce_refuse_a_normalized_score_the_file_contradicts(
+    field, update, message, tmp_path
+):
+    """A review: a committed offline result with its normalized score set to 90 (the returns
+    give 11) showed 90 [88, 92] and `reproduce` said `reproduced`, exit 0; expert 999 too."""
+    data = json.loads(HOPPER_IQL.read_text(encoding="utf-8"))
+    data[field].update(update)
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for command in (["results", "show"], ["reproduce"], ["results", "compare"]):
+        proc = run_cli(*command, str(path), *([str(HOPPER_IQL)] if "compare" in command else []))
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        assert proc.stderr.startswith(f"error: {path}: ") and proc.stderr.count("\n") == 1
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+        assert "reproduced" not in proc.stdout and "90 [88" not in proc.stdout
+        assert "\x1b" not in proc.stdout + proc.stderr
+
+
+def test_reproduce_says_when_returns_differ_only_in_their_last_bits(tmp_path):
+    """A review: `rlbench reproduce` exited 1 over 1-ulp return differences (another CPU's
+    floating point) with nothing saying so; they stay an exit 1 unless --accept-rounding."""
+    out = tmp_path / "pendulum.json"
+    proc = run_cli("eval", "rlbench/Pendulum-v1", "--policy", "random", "--episodes", "3",
+                   "--workers", "1", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    for index in (0, 2):  # the last bit of two returns, as another CPU summed them
+        data["returns"][index] = float(np.nextafter(data["returns"][index], 0.0))
+    out.write_text(json.dumps(data))
+    differs = run_cli("reproduce", str(out), "--workers", "1")
+    assert differs.returncode == 1, differs.stdout + differs.stderr
+    text = " ".join(differs.stdout.split())
+    assert "differs only in the last bits of 2 episodes (max |diff| " in text
+    assert "another CPU's floating point (returns within relative 1e-12" in text
+    assert "--accept-rounding counts that as reproduced" in text
+    assert "episode 0 (seed" not in text and "\x1b" not in differs.stdout
+    accepted = run_cli("reproduce", str(out), "--workers", "1", "--accept-rounding")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    said = " ".join(accepted.stdout.split())
+    assert "reproduced (--accept-rounding): the re-run differs only in the last bits of 2" in said
+    # a real difference is listed, and --accept-rounding does not take it
+    data["returns"][1] += 1e-6
+    out.write_text(json.dumps(with_figures(get_card("rlbench/Pendulum-v1"), data)))
+    real = run_cli("reproduce", str(out), "--workers", "1", "--accept-rounding")
+    assert real.returncode == 1, real.stdout + real.stderr
+    assert "differs: episode 1 (seed 1000001)" in real.stdout and "last bits" not in real.stdout
 
 
 def test_a_rescored_result_keeps_its_normalized_score_with_the_references_it_is_on():

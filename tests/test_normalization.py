@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
+import numpy as np
 import pytest
 
 from rlbench_suite.core.cards import EnvCard, RefScore
 from rlbench_suite.core.catalog import cards
 from rlbench_suite.core.metrics import wilson_interval
-from rlbench_suite.core.result import EpisodeRecord
-from rlbench_suite.core.scoring import SEPARATION_STANDARD_ERRORS, references_separated
-from rlbench_suite.core.summary import summarize, summary_points
-from tests.conftest import load_script, run_cli
+from rlbench_suite.core.offline_cards import resolve_card
+from rlbench_suite.core.result import EpisodeRecord, ResultError, load_result, result_from_data
+from rlbench_suite.core.scoring import (
+    SEPARATION_STANDARD_ERRORS,
+    normalized_interval,
+    normalized_score,
+    references_separated,
+)
+from rlbench_suite.core.summary import (
+    reference_differences,
+    summarize,
+    summary_differences,
+    summary_points,
+)
+from tests.conftest import REPO, load_script, run_cli
 
 
 def ref(value: float, std: float | None = 1.0, episodes: int = 100, **extra) -> dict:
@@ -165,3 +178,95 @@ def test_measured_matrix_scores_agree_with_the_exact_values():
                               (toy.reference.expert.policy, toy.reference.expert)):  # fmt: skip
         measured = measure(toy, policy=policy, episodes=400)
         assert abs(measured.value - reference.value) < 4 * reference.std / 20, policy
+
+
+# --- a stored normalized score must be what the file's own returns and references give ---
+
+HOPPER_IQL = REPO / "baselines/results/Hopper-medium-v0/iql/seed-0/result.json"
+"""A committed offline result (normalized score about 11 on the dataset's references)."""
+
+
+def hopper(**changes) -> dict:
+    """The committed Hopper-medium-v0 IQL result, its ``normalized_score`` and
+    ``normalization`` updated with ``changes`` ({"normalized_score": {...}, ...})."""
+    data = json.loads(HOPPER_IQL.read_text(encoding="utf-8"))
+    for key, update in changes.items():
+        data[key].update(update)
+    return data
+
+
+def on_references(data: dict, random: float, expert: float) -> dict:
+    """``data`` with its normalization and normalized score consistently on other references."""
+    data["normalization"].update(random=random, expert=expert)
+    mean = data["aggregates"]["return_mean"]
+    low, high = normalized_interval(mean["low"], mean["high"], random, expert)
+    point = float(np.mean(normalized_score(data["returns"], random, expert)))
+    data["normalized_score"].update(point=point, low=low, high=high)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        # the review: point 90 [88, 92] beside returns that give about 11
+        ({"normalized_score": {"point": 90.0, "low": 88.0, "high": 92.0}},
+         r"normalized_score.point 90 does not match the per-episode returns on the file's "
+         r"normalization \(random 17.4721, expert 3260.25\): expected 11.02"),
+        ({"normalized_score": {"low": 1.0}},
+         r"normalized_score.low 1 does not match aggregates.return_mean.low mapped through "
+         r"the file's normalization .*: expected 9.63"),
+        ({"normalized_score": {"high": 50.0}}, r"normalized_score.high 50 does not match"),
+        # the review: expert 999 was accepted beside a score on the card's 3260
+        ({"normalization": {"expert": 999.0}},
+         r"normalized_score.point 11.02.* on the file's normalization \(random 17.4721, expert "
+         r"999\): expected 36.4"),
+        ({"normalization": {"metric": "score"}}, r"normalization.metric: unknown metric 'score'"),
+        ({"normalization": {"expert": 17.472124}},
+         r"normalization.random and .expert: expert and random reference scores are equal"),
+    ],
+)  # fmt: skip
+def test_a_normalized_score_the_returns_contradict_is_refused(changes, message):
+    with pytest.raises(ResultError, match=message):
+        result_from_data(hopper(**changes))
+
+
+def test_references_other_than_the_cards_are_named_with_what_the_card_has():
+    consistent = result_from_data(on_references(hopper(), 17.472124, 999.0))  # loads: agrees
+    card = resolve_card(consistent.env_id)
+    assert summary_differences(card, consistent) == [
+        "normalization.expert 999.0 differs from rlbench/Hopper-medium-v0's card, which has "
+        "3260.253454"
+    ]
+    named = consistent.normalization.model_copy(update={"references_from": "dataset other"})
+    assert reference_differences(card, named)[0] == (
+        "normalization.references_from 'dataset other' differs from rlbench/Hopper-medium-v0's "
+        "card, which has 'dataset rlbench/Hopper-medium-v0'"
+    )
+    online = resolve_card("rlbench/Hopper-v5")  # an env card is on its own references
+    assert reference_differences(online, named)[0].startswith(
+        "normalization: the file names dataset other's references, but rlbench/Hopper-v5 is "
+        "scored on its own references (random"
+    )
+
+
+def test_an_env_cards_normalized_interval_is_checked_against_the_card():
+    path = REPO / "baselines/results/ArmPush-v0/ppo/seed-0/result.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["normalization"] is None  # on the env card's own references
+    data["normalized_score"]["high"] = 99.0
+    doc = result_from_data(data)  # the file alone names no references to check it on
+    (problem,) = summary_differences(resolve_card(doc.env_id), doc)
+    assert problem.startswith("normalized_score's interval [") and "99]" in problem
+    assert "aggregates.success_rate's interval on rlbench/ArmPush-v0's references" in problem
+
+
+def test_every_committed_result_agrees_with_its_episodes_and_its_card():
+    files = sorted((REPO / "baselines/results").rglob("result.json"))
+    assert len(files) > 100
+    wrong = {}
+    for path in files:
+        doc = load_result(path)  # the file's own figures and references
+        problems = summary_differences(resolve_card(doc.env_id), doc)
+        if problems:
+            wrong[str(path)] = problems
+    assert wrong == {}

@@ -10,18 +10,15 @@ import typer
 from rich.table import Table
 
 from rlbench_suite.cli.common import app, console, fail, progress_bar
-from rlbench_suite.cli.eval_commands import results_app
+from rlbench_suite.cli.eval_commands import checked_result, results_app
 from rlbench_suite.core.catalog import UnknownEnvError
-from rlbench_suite.core.result import Result, ResultError, load_result
+from rlbench_suite.core.result import IntervalEstimate, Result
 from rlbench_suite.paths import results_dir
 from rlbench_suite.policies.names import display_name
 
 
 def _load_all(files: list[Path]) -> list[Result]:
-    try:
-        return [load_result(path) for path in files]
-    except ResultError as exc:
-        raise fail(str(exc)) from None
+    return [checked_result(path) for path in files]
 
 
 @app.command()
@@ -96,16 +93,41 @@ def results_compare(
         )
     label_a, label_b = policy_labels([a, b])
     table = Table(title=f"{a.env_id}: A = {label_a}, B = {label_b}")
-    for column in ("metric", "A", "B"):
+    rows = [(name, a.aggregates[name], b.aggregates[name]) for name in a.aggregates]
+    scored = a.normalized_score is not None or b.normalized_score is not None
+    if scored:  # the headline number (an offline id's, D4RL's): first, with A - B
+        rows.insert(0, ("normalized_score", a.normalized_score, b.normalized_score))
+    for column in ("metric", "A", "B", *(["A - B"] if scored else [])):
         table.add_column(column)
-    for name in a.aggregates:
-        ea, eb = a.aggregates[name], b.aggregates[name]
-        table.add_row(name, f"{ea.point:.4g} [{ea.low:.4g}, {ea.high:.4g}]",
-                      f"{eb.point:.4g} [{eb.low:.4g}, {eb.high:.4g}]")  # fmt: skip
+    same_scale = _references(a) == _references(b)
+    for name, ea, eb in rows:
+        difference = []
+        if scored:  # normalized scores on other references have no difference
+            same = name != "normalized_score" or same_scale
+            difference = [f"{ea.point - eb.point:+.4g}" if ea and eb and same else "-"]
+        table.add_row(name, _estimate(ea), _estimate(eb), *difference)
     console.print(table)
+    if scored and not same_scale:
+        console.print(f"normalized_score: A is on {_references(a)}, B on {_references(b)}: "
+                      "other references, so no difference")  # fmt: skip
     p = probability_of_improvement(np.array(a.returns)[:, None], np.array(b.returns)[:, None],
                                    random_state=0)  # fmt: skip
     console.print(f"P(return of A > return of B) = {p.point:.3f} [{p.low:.3f}, {p.high:.3f}]")
+
+
+def _estimate(estimate: IntervalEstimate | None) -> str:
+    """``point [low, high]``, or ``-`` where the result has no such figure."""
+    if estimate is None:
+        return "-"
+    return f"{estimate.point:.4g} [{estimate.low:.4g}, {estimate.high:.4g}]"
+
+
+def _references(result: Result) -> str:
+    """The references a result's normalized score is on, as words."""
+    named = result.normalization
+    if named is None:
+        return f"{result.env_id}'s card's references"
+    return f"{named.metric} random {named.random:.6g}, expert {named.expert:.6g}"
 
 
 @results_app.command("plot")

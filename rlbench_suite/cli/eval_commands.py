@@ -18,6 +18,7 @@ from rlbench_suite.core.protocol import EvalProtocol, SeedOverlapError
 from rlbench_suite.core.result import Result, ResultError, load_result
 from rlbench_suite.core.wording import counted
 from rlbench_suite.evaluation.protocols import default_protocol
+from rlbench_suite.evaluation.reproduce import ROUNDING
 from rlbench_suite.evaluation.runner import BACKENDS
 from rlbench_suite.paths import result_file
 from rlbench_suite.policies import POLICY_SPECS_TEXT
@@ -254,14 +255,49 @@ def show_result(result: Result) -> None:
     )
 
 
+def checked_result(path: Path) -> Result:
+    """A result file, read and validated (its figures against its own episodes and the
+    references it names), then checked against its card where this install knows the card
+    (``core.summary.summary_differences``: the card's references and normalized score); any
+    disagreement is ``error: <file>: ...`` and exit 2."""
+    from rlbench_suite.core.summary import summary_differences
+
+    try:
+        result = load_result(path)
+    except ResultError as exc:
+        raise fail(f"{exc}{_reference_hint(path)}") from None
+    try:
+        card = resolve_card(result.env_id)
+    except UnknownEnvError:
+        return result  # a card this install lacks: the file's own consistency is all we know
+    wrong = summary_differences(card, result)
+    if wrong:
+        raise fail(f"{path}: the result disagrees with its own episodes or with {card.id}'s "
+                   "card: " + "; ".join(wrong))  # fmt: skip
+    return result
+
+
+def _reference_hint(path: Path) -> str:
+    """``; normalization.<field> ... differs from <card>'s card, which has ...`` where a file
+    that failed validation names references other than its card's (why its normalized score
+    disagrees); empty otherwise."""
+    from rlbench_suite.core.result import Normalization
+    from rlbench_suite.core.summary import reference_differences
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        named = Normalization.model_validate(data["normalization"])
+        card = resolve_card(str(data["env_id"]))
+    except (OSError, ValueError, KeyError, TypeError, UnknownEnvError):
+        return ""
+    return "".join(f"; {line}" for line in reference_differences(card, named))
+
+
 @results_app.command("show")
 def results_show(files: Annotated[list[Path], typer.Argument(help="Result JSON files.")]) -> None:
     """Show the aggregates of result files."""
     for path in files:
-        try:
-            show_result(load_result(path))
-        except ResultError as exc:
-            raise fail(str(exc)) from None
+        show_result(checked_result(path))
 
 
 @app.command()
@@ -280,6 +316,12 @@ def reproduce(
                            "episodes, aggregates and provenance in the result file (same "
                            "protocol, env spec and policy; refused otherwise).")
     ] = False,
+    accept_rounding: Annotated[
+        bool, typer.Option("--accept-rounding", help="Count returns that differ only in their "
+                           f"last bits (relative {ROUNDING:g}: another CPU's floating point; "
+                           "lengths and successes equal) as reproduced, exit 0. Without it "
+                           "any difference exits 1.")
+    ] = False,
 ) -> None:  # fmt: skip
     """Re-run a result's evaluation from its protocol and policy, or re-train a training run
     from its record and compare the final evaluations; report any difference."""
@@ -289,21 +331,22 @@ def reproduce(
         provenance_changes,
         rerun,
         rescored,
+        rounding_only,
     )
 
     if is_training_run(result_file):
         if write:
             raise fail("--write takes a result file; a training run is re-trained elsewhere "
                        "(--out) and compared, never rewritten")  # fmt: skip
+        if accept_rounding:
+            raise fail("--accept-rounding takes a result file; a training run's re-training "
+                       "is compared exactly (its learning curve and policy too)")  # fmt: skip
         from rlbench_suite.cli.reproduce_run_command import reproduce_training_run
 
         reproduce_training_run(result_file, out, workers or 1)
         return
 
-    try:
-        original = load_result(result_file)
-    except ResultError as exc:
-        raise fail(str(exc)) from None
+    original = checked_result(result_file)
     try:
         again = rerun(original, workers=workers)
     except (ValueError, LookupError, FileNotFoundError) as exc:
@@ -315,8 +358,21 @@ def reproduce(
         console.print(Text.assemble(("reproduced", "green"),
                                     f": {original.protocol.episodes} episodes identical"))
         return
-    for line in differences:
-        console.print(Text.assemble(("differs:", "red"), f" {line}"))
+    rounding = rounding_only(original, again)
+    if rounding is None:
+        for line in differences:
+            console.print(Text.assemble(("differs:", "red"), f" {line}"))
+    else:
+        count, largest = rounding
+        why = (f"only in the last bits of {counted(count, 'episode')} (max |diff| "
+               f"{largest:.2g}): another CPU's floating point (returns within relative "
+               f"{ROUNDING:g}; lengths and successes identical)")  # fmt: skip
+        if accept_rounding and not write:
+            console.print(Text.assemble(("reproduced", "green"), f" (--accept-rounding): "
+                                        f"the re-run differs {why}"))  # fmt: skip
+            return
+        hint = "" if write else "; --accept-rounding counts that as reproduced"
+        console.print(Text.assemble(("differs", "red"), f" {why}{hint}"))
     if not write:
         raise typer.Exit(1)
     try:

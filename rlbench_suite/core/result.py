@@ -11,6 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from rlbench_suite.core.protocol import EvalProtocol
 from rlbench_suite.core.provenance import Provenance
+from rlbench_suite.core.scoring import (
+    check_metric,
+    normalized_interval,
+    normalized_score,
+    primary_aggregate,
+    primary_values,
+    scored_by_success,
+)
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -125,7 +133,44 @@ class Result(BaseModel):
         rate = self.aggregates.get("success_rate")
         if rate is None or abs(rate.point - sum(self.successes) / len(self.successes)) > 1e-9:
             raise ValueError("aggregates.success_rate does not match the per-episode successes")
+        problem = self._normalization_problem()
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+    def _normalization_problem(self) -> str | None:
+        """Where the ``normalized_score`` disagrees with what the episodes give on the file's own
+        ``normalization`` (its point: the mean of the episodes' primary values on that scale;
+        its interval: the primary aggregate's, mapped through it); None when it agrees or the
+        file names no references (then only its card has them: ``summary_differences``)."""
+        norm, stored = self.normalization, self.normalized_score
+        if norm is None or stored is None:
+            return None
+        references = (norm.random, norm.expert)
+        try:
+            metric = check_metric(norm.metric)
+        except ValueError as exc:
+            return f"normalization.metric: {exc}"
+        try:
+            values = normalized_score(primary_values(metric, self.returns, self.successes),
+                                      *references)  # fmt: skip
+        except ValueError as exc:
+            return f"normalization.random and .expert: {exc}"
+        name = primary_aggregate(metric)
+        primary = self.aggregates[name]  # both primary aggregates are checked above
+        low, high = normalized_interval(primary.low, primary.high, *references)
+        on = f"the file's normalization (random {norm.random:.6g}, expert {norm.expert:.6g})"
+        per_episode = "successes" if scored_by_success(metric) else "returns"
+        expected = {
+            "point": (float(values.mean()), f"the per-episode {per_episode} on {on}"),
+            "low": (low, f"aggregates.{name}.low mapped through {on}"),
+            "high": (high, f"aggregates.{name}.high mapped through {on}"),
+        }
+        for part, (value, source) in expected.items():
+            if abs(getattr(stored, part) - value) > 1e-6 * max(1.0, abs(value)):
+                return (f"normalized_score.{part} {getattr(stored, part):.6g} does not match "
+                        f"{source}: expected {value:.6g}")  # fmt: skip
+        return None
 
     def save(self, path: str | Path) -> Path:
         """Write the result as JSON, atomically (a temporary file renamed into place)."""

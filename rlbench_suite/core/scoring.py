@@ -120,6 +120,20 @@ def normalized_score(value: Any, random: float | None, expert: float | None) -> 
     return result if array.ndim else float(result)
 
 
+def primary_aggregate(metric: str) -> str:
+    """The aggregate of a result whose interval its normalized score carries (mapped through
+    :func:`normalized_interval`): ``success_rate`` for a success metric, else ``return_mean``."""
+    return "success_rate" if scored_by_success(metric) else "return_mean"
+
+
+def normalized_interval(low: float, high: float, random: float | None,
+                        expert: float | None) -> tuple[float, float]:  # fmt: skip
+    """The interval ``[low, high]`` of the primary metric's aggregate on the 0-100 scale (its
+    ends normalized, in order: an expert below the random reference turns them round)."""
+    mapped = sorted(normalized_score([low, high], random, expert))
+    return float(mapped[0]), float(mapped[1])
+
+
 SEPARATION_STANDARD_ERRORS = 3.0
 """How far the expert reference must beat the random one, in standard errors of the
 difference (measured references), for a card to have a normalized score."""

@@ -10,7 +10,12 @@ from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.metrics import interval_estimates, iqm, mean, median, success_rate
 from rlbench_suite.core.offline_cards import NORMALIZATION_SCALE, OFFLINE_FAMILY
 from rlbench_suite.core.result import EpisodeRecord, IntervalEstimate, Normalization
-from rlbench_suite.core.scoring import normalized_score, primary_values, scored_by_success
+from rlbench_suite.core.scoring import (
+    normalized_interval,
+    normalized_score,
+    primary_aggregate,
+    primary_values,
+)
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 0  # fixed, and recorded in every estimate, so summaries are reproducible
@@ -58,11 +63,10 @@ def summarize(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, Any]:
     values = episode_normalized_scores(card, episodes)
     references = card.reference_values()
     if values is not None and references is not None:
-        primary = aggregates["success_rate" if scored_by_success(card.primary_metric)
-                             else "return_mean"]  # fmt: skip
-        low, high = sorted(normalized_score([primary.low, primary.high], *references))
+        primary = aggregates[primary_aggregate(card.primary_metric)]
+        low, high = normalized_interval(primary.low, primary.high, *references)
         normalized = primary.model_copy(update={
-            "point": float(values.mean()), "low": float(low), "high": float(high),
+            "point": float(values.mean()), "low": low, "high": high,
             "method": f"{primary.method}, mapped through the normalization",
         })  # fmt: skip
     return {
@@ -118,22 +122,49 @@ def summary_points(card: EnvCard, episodes: list[EpisodeRecord]) -> dict[str, fl
     return points
 
 
+def reference_differences(card: EnvCard, named: Normalization | None) -> list[str]:
+    """Where the references a Result names (its ``normalization``) are not ``card``'s (an
+    offline id's: its dataset's, :func:`normalization_of`): one line per field, saying what
+    the card has; empty when they agree or the Result names none (it is on the card's own)."""
+    if named is None:
+        return []
+    expected = normalization_of(card)
+    if expected is None:
+        references = card.reference_values()
+        has = "no normalized score (it lacks a reference)"
+        if references is not None:
+            has = f"its own references (random {references[0]:.6g}, expert {references[1]:.6g})"
+        return [f"normalization: the file names {named.references_from}'s references, but "
+                f"{card.id} is scored on {has}"]  # fmt: skip
+    problems = []
+    for field in ("references_from", "metric", "random", "expert"):
+        theirs, mine = getattr(named, field), getattr(expected, field)
+        same = (np.isclose(theirs, mine, rtol=1e-9, atol=0.0) if isinstance(mine, float)
+                else theirs == mine)  # fmt: skip
+        if not same:
+            problems.append(f"normalization.{field} {theirs!r} differs from {card.id}'s card, "
+                            f"which has {mine!r}")  # fmt: skip
+    return problems
+
+
 def summary_differences(card: EnvCard, doc: Any, rel_tol: float = 1e-6) -> list[str]:
-    """Where a Result's figures disagree with its own episodes under ``card``: each aggregate's
-    point (and the ``normalized_score``'s, when it has one) against :func:`summary_points`,
-    and each interval against its point (``low <= point <= high``); one line per problem,
-    empty when they agree. Intervals are not recomputed (their bootstrap settings are
+    """Where a Result's figures disagree with its own episodes under ``card``: the references
+    it names against the card's (:func:`reference_differences`), each aggregate's point (and
+    the ``normalized_score``'s, when it has one) against :func:`summary_points`, each interval
+    against its point (``low <= point <= high``) and the normalized score's interval against
+    the primary aggregate's mapped through the card's references; one line per problem, empty
+    when they agree. Other intervals are not recomputed (their bootstrap settings are
     recorded with them and may change between versions); points are plain functions of the
     episodes."""
+    problems = reference_differences(card, doc.normalization)
     computed = summary_points(card, episodes_of(doc.seeds, doc.returns, doc.lengths,
                                                 doc.successes))  # fmt: skip
     figures = {f"aggregates.{k}": v for k, v in doc.aggregates.items()}
     figures["normalized_score"] = doc.normalized_score
-    problems = []
     for name, mine in computed.items():
         theirs = figures.get(name)
-        if name == "normalized_score" and theirs is None:
-            continue  # a result may leave the normalized score out
+        if name == "normalized_score" and (theirs is None or problems):
+            continue  # a result may leave it out; on other references it is not the card's
         if theirs is None:
             problems.append(f"{name} is missing")
         elif mine is None:
@@ -143,4 +174,23 @@ def summary_differences(card: EnvCard, doc: Any, rel_tol: float = 1e-6) -> list[
         elif not theirs.low - 1e-9 <= theirs.point <= theirs.high + 1e-9:
             problems.append(f"{name}'s interval [{theirs.low:.6g}, {theirs.high:.6g}] does not "
                             f"hold its point {theirs.point:.6g}")  # fmt: skip
+        elif name == "normalized_score":
+            problems += _normalized_interval_differences(card, doc, rel_tol)
     return problems
+
+
+def _normalized_interval_differences(card: EnvCard, doc: Any, rel_tol: float) -> list[str]:
+    """The normalized score's interval against the primary aggregate's mapped through the
+    card's references (as :func:`summarize` makes it)."""
+    references = card.reference_values()
+    name = primary_aggregate(card.primary_metric)
+    primary = doc.aggregates.get(name)
+    if references is None or primary is None:
+        return []  # said already: no normalized score, or the aggregate is missing
+    low, high = normalized_interval(primary.low, primary.high, *references)
+    theirs = doc.normalized_score
+    if np.allclose([theirs.low, theirs.high], [low, high], rtol=rel_tol, atol=1e-9):
+        return []
+    return [f"normalized_score's interval [{theirs.low:.6g}, {theirs.high:.6g}] vs "
+            f"[{low:.6g}, {high:.6g}]: aggregates.{name}'s interval on {card.id}'s references "
+            f"(random {references[0]:.6g}, expert {references[1]:.6g})"]  # fmt: skip

@@ -43,6 +43,28 @@ def compare_runs(
     return differences
 
 
+ROUNDING = 1e-12
+"""The relative difference of two returns that floating-point rounding alone explains: the
+same episode summed with another CPU's last bits (1 ulp of a return is about 1e-16 of it)."""
+
+
+def rounding_only(
+    original: Result, again: Result, policy_keys: tuple[str, ...] = POLICY_KEYS
+) -> tuple[int, float] | None:
+    """When every difference between two runs is in the last bits of returns (same env spec and
+    policy, lengths and successes equal, each return within :data:`ROUNDING` relative, or
+    absolute for returns below 1): how many episodes differ and the largest ``|diff|``;
+    None when a difference is real (or there is none)."""
+    if identity_changes(original, again, policy_keys):
+        return None
+    if (original.lengths, original.successes) != (again.lengths, again.successes):
+        return None
+    pairs = [(a, b) for a, b in zip(original.returns, again.returns, strict=True) if a != b]
+    if not pairs or any(abs(a - b) > ROUNDING * max(1.0, abs(a)) for a, b in pairs):
+        return None
+    return len(pairs), max(abs(a - b) for a, b in pairs)
+
+
 def identity_changes(
     original: Result, again: Result, policy_keys: tuple[str, ...] = POLICY_KEYS
 ) -> list[str]:
