@@ -647,9 +647,9 @@ def test_ctrl_c_while_another_process_downloads_keeps_no_claim_on_its_bytes(cach
 def test_a_piped_build_prints_progress_lines(cache, monkeypatch):
     """Piped (no terminal, no bar), a build says how far it is, at most every PIPED_EVERY_S
     seconds (here: every update), on stderr beside the summary."""
-    from rlbench_suite.cli import datasets_common
+    from rlbench_suite.cli import common
 
-    monkeypatch.setattr(datasets_common, "PIPED_EVERY_S", -1.0)
+    monkeypatch.setattr(common, "PIPED_EVERY_S", -1.0)
     card = get_dataset_card(DATASET)
     result = run("datasets", "build", DATASET)
     assert result.exit_code == 0, result.output

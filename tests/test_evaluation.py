@@ -379,3 +379,22 @@ def test_ctrl_c_says_how_many_episodes_were_kept_and_how_to_finish(tmp_path):
         f"interrupted; {kept} finished episodes kept in {log}; run the same command with "
         "--resume to finish"
     )
+
+
+def test_a_piped_eval_says_how_far_it_is(tmp_path, monkeypatch):
+    """A review: piped (no bar), `rlbench eval` printed nothing until it finished, minutes on
+    the MuJoCo envs; it now prints a line at most every PIPED_EVERY_S seconds (here: each
+    episode), on stderr, the result on stdout as before."""
+    from typer.testing import CliRunner
+
+    from rlbench_suite.cli import app, common
+
+    monkeypatch.setattr(common, "PIPED_EVERY_S", -1.0)
+    result = CliRunner().invoke(app, ["eval", "CartPole-v1", "--policy", "random", "--episodes",
+                                      "3", "--workers", "1", "--out", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "(local): " in line]
+    assert [line.split(": ")[1].split(",")[0] for line in lines] == [
+        "1/3 episodes", "2/3 episodes", "3/3 episodes"]
+    assert all(line.startswith("rlbench/CartPole-v1 (local): ") for line in lines)
+    assert "(local): " not in result.stdout and "return_mean" in result.stdout

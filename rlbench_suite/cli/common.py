@@ -9,6 +9,8 @@ import math
 import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Literal
@@ -248,6 +250,24 @@ def importable_here() -> None:
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         sys.path.append(here)
+
+
+PIPED_EVERY_S = 30.0
+"""Piped (no bar), a long command says how far it is at most this often."""
+
+
+def throttle() -> Callable[[], bool]:
+    """``due()``: True at most once every :data:`PIPED_EVERY_S` seconds, the first time after
+    that long (a piped progress line's clock)."""
+    last = [time.monotonic()]
+
+    def due() -> bool:
+        if time.monotonic() - last[0] < PIPED_EVERY_S:
+            return False
+        last[0] = time.monotonic()
+        return True
+
+    return due
 
 
 def progress_bar(*extra: TextColumn) -> Progress:

@@ -4,7 +4,6 @@ ids to cards, the cache folder's check, sizes, a build's progress and notes."""
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,7 +13,7 @@ import typer.core
 from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Column
 
-from rlbench_suite.cli.common import app, errors, fail, usable_folder
+from rlbench_suite.cli.common import app, errors, fail, throttle, usable_folder
 from rlbench_suite.core.dataset_cards import DatasetCard, UnknownDatasetError, get_dataset_card
 
 if TYPE_CHECKING:
@@ -89,7 +88,8 @@ def dataset_bar(*columns: ProgressColumn) -> Progress:
 @contextlib.contextmanager
 def episode_progress(card: DatasetCard) -> Iterator[object]:
     """A bar over the card's episodes, or over its training run's steps (medium-replay); piped,
-    a line at most every :data:`PIPED_EVERY_S` seconds instead (a run takes minutes)."""
+    a line at most every :data:`~rlbench_suite.cli.common.PIPED_EVERY_S` seconds instead (a
+    run takes minutes)."""
     run = card.source.training
     if not errors.is_terminal:
         yield _progress_lines(card)
@@ -106,19 +106,15 @@ def episode_progress(card: DatasetCard) -> Iterator[object]:
             yield lambda done, steps: bar.update(task, completed=done, steps=steps)
 
 
-PIPED_EVERY_S = 30.0
-
-
 def _progress_lines(card: DatasetCard) -> Callable[[int, int], None]:
     """``update(episodes, steps)`` printing a plain progress line at most every
-    :data:`PIPED_EVERY_S` seconds (the first after that long)."""
+    :data:`~rlbench_suite.cli.common.PIPED_EVERY_S` seconds (the first after that long)."""
     run = card.source.training
-    last = [time.monotonic()]
+    due = throttle()
 
     def update(done: int, steps: int) -> None:
-        if time.monotonic() - last[0] < PIPED_EVERY_S:
+        if not due():
             return
-        last[0] = time.monotonic()
         where = (f"{steps}/{run.stop} training steps, {done} episodes recorded" if run
                  else f"{done}/{card.source.episodes} episodes, {steps} steps")  # fmt: skip
         errors.print(f"build {card.id}: {where}", soft_wrap=True, highlight=False)

@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from rlbench_suite.cli.common import app, console, fail, number, progress_bar, stopped
+from rlbench_suite.cli.common import (
+    app,
+    console,
+    errors,
+    fail,
+    number,
+    progress_bar,
+    stopped,
+    throttle,
+)
 from rlbench_suite.core.cards import EnvCard
 from rlbench_suite.core.catalog import UnknownEnvError
 from rlbench_suite.core.offline_cards import resolve_card
@@ -61,12 +70,21 @@ def run_evaluation(
 
     progress = progress_bar()  # started once the evaluation is accepted: none before an error
     task = progress.add_task(f"{card.id} ({backend})", total=protocol.episodes)
+    due = throttle()  # piped, no bar: a line now and then
+
+    def finished(_: object) -> None:
+        progress.advance(task)
+        if not errors.is_terminal and due():
+            done = progress.tasks[task].completed
+            errors.print(f"{card.id} ({backend}): {done:g}/{protocol.episodes} episodes, "
+                         f"{progress.tasks[task].elapsed or 0:.0f} s", highlight=False)
+
     try:
         try:
             return evaluate(
                 card, policy, protocol, workers=workers, backend=backend,  # type: ignore[arg-type]
                 address=address, out=out, resume=resume, on_start=progress.start,
-                on_episode=lambda _: progress.advance(task),
+                on_episode=finished,
             )  # fmt: skip
         finally:
             progress.stop()
