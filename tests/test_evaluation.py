@@ -398,3 +398,32 @@ def test_a_piped_eval_says_how_far_it_is(tmp_path, monkeypatch):
         "1/3 episodes", "2/3 episodes", "3/3 episodes"]
     assert all(line.startswith("rlbench/CartPole-v1 (local): ") for line in lines)
     assert "(local): " not in result.stdout and "return_mean" in result.stdout
+
+
+def test_a_result_scored_on_a_cards_earlier_references_is_read_with_a_note(tmp_path):
+    """A review: a result consistent with its episodes, scored before its card's references
+    changed (they do between versions), was refused as disagreeing "from the episodes"."""
+    from rlbench_suite.core.scoring import normalized_interval, normalized_score
+
+    source = REPO / "baselines/results/Ant-v5/fast_ppo/seed-0/result.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    assert data.get("normalization") is None  # an env card's result: on the card's own
+    random, expert = get_card("rlbench/Ant-v5").reference_values()
+    earlier = (random, expert * 1.05)  # as the card might have had them
+    mean = data["aggregates"]["return_mean"]
+    low, high = normalized_interval(mean["low"], mean["high"], *earlier)
+    data["normalized_score"].update(point=normalized_score(mean["point"], *earlier), low=low,
+                                    high=high)  # fmt: skip
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    shown = run_cli("results", "show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stderr.startswith(f"note: {path}'s normalized score is not on "
+                                   "rlbench/Ant-v5's references as the card has them now")
+    assert "from the episodes on rlbench/Ant-v5's references" in shown.stderr
+    data["aggregates"]["return_iqm"]["point"] += 1.0  # a figure the episodes contradict: refused
+    path.write_text(json.dumps(data), encoding="utf-8")
+    refused = run_cli("results", "show", str(path))
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"error: {path}: the result disagrees with its own episodes: "
+                                     "aggregates.return_iqm")  # fmt: skip

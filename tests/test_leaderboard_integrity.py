@@ -456,3 +456,23 @@ def test_a_disagreeing_verification_shows_both_rows_with_the_difference(site):
     assert f'<a href="/results/{rerun}">#{rerun}</a>' in page and "episode 0 (seed 1000000)" in page
     ranking = client.get("/api/envs/rlbench/CartPole-v1/ranking").json()["rows"]
     assert [(r["runs"], r["verified_runs"], r["result_ids"]) for r in ranking] == [(1, 1, [rerun])]
+
+
+def test_a_stored_row_that_no_longer_validates_is_a_disagreement_not_a_dead_worker(site):
+    """A review: a self-reported row accepted under an earlier version's looser checks (here a
+    normalized score its returns do not give) made ``reconcile`` raise a ValidationError, which
+    killed the worker and left the job to fail again; it is now that row's disagreement."""
+    client, factory, headers = site
+    posted = client.post("/api/results", json=zoo_claim(), headers=headers)
+    mine = posted.json()["id"]
+    with factory.begin() as session:  # as an older server stored it
+        row = session.get(Result, mine)
+        document = json.loads(json.dumps(row.document))
+        document["aggregates"]["return_mean"]["point"] += 1.0
+        row.document = document
+    status = client.get(verify_zoo_policy(client, factory, headers)["url"]).json()
+    assert status["disagreements"][str(mine)] == [
+        "the stored result no longer validates: (result): Value error, aggregates.return_mean "
+        "does not match the per-episode returns"]
+    listed = {r["id"]: r["verification"] for r in client.get("/api/results").json()}
+    assert listed[mine] == "self-reported" and "verified" in listed.values()

@@ -75,7 +75,8 @@ def results_compare(
     first: Annotated[Path, typer.Argument(help="Result A.")],
     second: Annotated[Path, typer.Argument(help="Result B.")],
 ) -> None:
-    """Compare two results of the same protocol: aggregates and P(A > B) on returns."""
+    """Compare two results of the same protocol: the normalized score first where there is one,
+    the aggregates, A - B, and P(A > B) on returns."""
     from rlbench_suite.core.metrics import probability_of_improvement
     from rlbench_suite.evaluation.plots import policy_labels
 

@@ -62,8 +62,8 @@ def list_datasets(cache: CacheOption = None) -> None:
     print_table(f"rlbench-suite datasets ({len(rows)})",
                 ["id", "env", "kind", "episodes", "steps", "size", "score", "cached"], rows,
                 optional=("steps", "episodes", "kind", "env"),  # the last left out first
-                caption="score: the data's mean return, normalized (the env's random 0, "
-                        "expert 100)")  # fmt: skip
+                caption="score: the data's mean return, normalized on the dataset card's "
+                        "references (random 0, expert 100)")  # fmt: skip
 
 
 @datasets_app.command("info")

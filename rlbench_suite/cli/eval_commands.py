@@ -276,8 +276,9 @@ def show_result(result: Result) -> None:
 def checked_result(path: Path) -> Result:
     """A result file, read and validated (its figures against its own episodes and the
     references it names), then checked against its card where this install knows the card
-    (``core.summary.summary_differences``: the card's references and normalized score); any
-    disagreement is ``error: <file>: ...`` and exit 2."""
+    (``core.summary.summary_differences``). A figure that disagrees with the episodes is
+    ``error: <file>: ...`` and exit 2; a normalized score on other references than the card's
+    (a card's references change between versions) is a note, and the file is read."""
     from rlbench_suite.core.summary import summary_differences
 
     try:
@@ -288,10 +289,15 @@ def checked_result(path: Path) -> Result:
         card = resolve_card(result.env_id)
     except UnknownEnvError:
         return result  # a card this install lacks: the file's own consistency is all we know
-    wrong = summary_differences(card, result)
+    unscored = result.model_copy(update={"normalized_score": None, "normalization": None})
+    wrong = summary_differences(card, unscored)
     if wrong:
-        raise fail(f"{path}: the result disagrees with its own episodes or with {card.id}'s "
-                   "card: " + "; ".join(wrong))  # fmt: skip
+        raise fail(f"{path}: the result disagrees with its own episodes: " + "; ".join(wrong))
+    stale = summary_differences(card, result)  # what is left: its references are not the card's
+    if stale:  # consistent in itself (load_result): scored before the card changed, or edited
+        errors.print(f"note: {path}'s normalized score is not on {card.id}'s references as the "
+                     "card has them now (scored before they changed, or edited): "
+                     + "; ".join(stale), soft_wrap=True, highlight=False, style="yellow")
     return result
 
 

@@ -1,11 +1,16 @@
 """Element-wise ``exp`` and ``arctan2`` with the C library's bits on every x86-64 CPU.
 
-numpy's float64 ``exp``, ``log`` and ``arctan2`` have a code path for AVX-512 (numpy's
-``X86_V4``) that rounds differently from the C library's functions in about one value in
-twenty; its AVX2 and baseline paths call the C library. An env computing its rewards or
-dynamics through them emitted other data on a CPU with AVX-512 than on one without, so a
-dataset built on one did not rebuild on the other (QuadHover's, through its reward's ``exp``
-and its PID's ``arctan2``).
+numpy's float64 ``exp`` and ``arctan2`` have a code path for AVX-512 (numpy's ``X86_V4``) that
+rounds differently from the C library's functions in about one value in twenty (``log`` in
+one in 400; ``tanh``, ``sinh``, ``cosh``, ``tan``, ``arcsin``, ``arccos``, ``arctan``,
+``expm1``, ``log1p``, ``log2``, ``log10``, ``cbrt``, ``exp2`` and ``power`` differ too; ``sin``,
+``cos``, ``sqrt`` and ``hypot`` agree); its AVX2 and baseline paths call the C library. An env
+computing its rewards or dynamics through them emitted other data on a CPU with AVX-512 than on
+one without, so a dataset built on one did not rebuild on the other (QuadHover's, through its
+reward's ``exp`` and its PID's ``arctan2``). An env whose data should rebuild anywhere takes
+such functions from here (add one as :data:`_LIBM` does), not from numpy. The C library is
+glibc's, which picks its own variants per CPU (FMA or not); the CPUs the cards were built on
+agree.
 
 These functions give the C library's values everywhere: numpy's ufunc where it agrees with
 the C library on a probe of 4,096 values (checked once per process), else Python's ``math``

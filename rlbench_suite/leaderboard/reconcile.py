@@ -17,6 +17,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pydantic import ValidationError
 from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
@@ -79,7 +80,11 @@ def reconcile(
     verified = ResultDoc.model_validate(rerun.document)
     found: dict[str, list[str]] = {}
     for row in claimed:
-        claim = ResultDoc.model_validate(row.document)
+        try:
+            claim = ResultDoc.model_validate(row.document)
+        except ValidationError as exc:  # stored under an earlier version's looser checks
+            found[str(row.id)] = [f"the stored result no longer validates: {_first_error(exc)}"]
+            continue
         differences = compare_runs(claim, verified, policy_keys=("artifact_sha256",))
         if differences:
             found[str(row.id)] = differences[:MAX_SHOWN]
@@ -93,6 +98,13 @@ def reconcile(
         known = submission.metadata_.get("disagreements", {})
         submission.metadata_ = {**submission.metadata_, "disagreements": {**known, **found}}
     return found
+
+
+def _first_error(exc: ValidationError) -> str:
+    """A validation error's first problem, with where it is."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "(result)"
+    return f"{where}: {error['msg']}"
 
 
 def reruns() -> Select:
