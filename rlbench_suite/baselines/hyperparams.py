@@ -15,7 +15,10 @@ The files have rl-baselines3-zoo's shape, so an entry reads at a glance::
       n_steps: 32                      # ... any other argument of the SB3 class
 
 Every other key must be an argument of the algorithm's SB3 class; a key that is not, or a
-value of the wrong type, is an error that names the file, the env id and the key.
+value of the wrong type, is an error that names the file, the env id and the key. An offline
+algorithm's keys are the fields of its ``Config``, whose type and range are checked here too
+(``offline.common.RULES``): ``learning_rate: -1`` or ``batch_size: 0`` is refused before any
+data is loaded, naming what the key accepts.
 """
 
 from __future__ import annotations
@@ -219,10 +222,13 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
                 f"{where}: key {key!r} is not a hyperparameter of {algo.class_name}{hint} "
                 f"(accepted: {', '.join([*Entry.model_fields, *accepted])})"
             )
-        if key in SCHEDULED and isinstance(value, str) and not _is_linear(value):
+        scheduled = key in SCHEDULED and not algo.offline  # offline rates are plain numbers
+        if scheduled and isinstance(value, str) and not _is_linear(value):
             raise HyperparamsError(
                 f"{where}: key {key!r}: {value!r} is neither a number nor 'lin_<number>'"
             )
+    if algo.offline:
+        _check_offline_settings(algo, entry, extra, where)
     if entry.noise_type is not None and entry.noise_std is None:
         raise HyperparamsError(f"{where}: key 'noise_std': needed with noise_type")
     if entry.partners is not None and not algo.shared:
@@ -236,6 +242,19 @@ def parse_entry(algo: Algorithm, env_id: str, raw: Any, file: Path | None = None
     params = Hyperparams(algo.name, env_id, entry, extra, file)
     sb3_policy(params)  # a policy class that cannot be imported is refused here
     return params
+
+
+def _check_offline_settings(algo: Algorithm, entry: Entry, settings: dict[str, Any],
+                            where: str) -> None:  # fmt: skip
+    """An offline algorithm's settings (and ``normalize``) made into its ``Config``, whose
+    fields check their types and ranges (``offline.common.RULES``): a refused one names the
+    key and what it accepts."""
+    from rlbench_suite.baselines.offline.common import ConfigError
+
+    try:
+        algo.load_class()(**settings, normalize=entry.normalize)
+    except ConfigError as exc:
+        raise HyperparamsError(f"{where}: {exc}") from None
 
 
 def _check_wrapper_refs(entry: Entry, where: str) -> None:
@@ -366,8 +385,10 @@ def native_config(
     try:
         return TypeAdapter(config_class).validate_python(settings, strict=False)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"key {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
+        problems = "; ".join(  # a value error of the whole config (its own check) names its key
+            (f"key {'.'.join(map(str, e['loc']))!r}: " if e["loc"] else "")
+            + e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
         )
         where = f"{params.path}: {params.env_id}"
         raise error(f"{where}: hyperparameters refused: {problems}") from None

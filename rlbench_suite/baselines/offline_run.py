@@ -14,29 +14,60 @@ the dataset, so the harness refuses an evaluation that replays an episode of the
 
 Checkpoints hold ``agent.pt``: the networks, optimizers and schedules, the step, the
 sampler's and torch's generator states; a resumed run goes on exactly as an uninterrupted
-one (``resume_exact`` stays true).
+one (``resume_exact`` stays true). They fall every ``--checkpoint-every`` steps (default: the
+curve's spacing, a twentieth of the budget) and, besides, at the first progress report
+:data:`CHECKPOINT_SECONDS` of wall time after the last one: a huge budget's twentieth may be a
+day of training, and Ctrl-C before it would lose all of it. The extra ones change neither the
+curve's schedule nor ``run.json``'s ``checkpoint_every``, nor a bit of training (saving draws
+no random number).
+
+Data the offline algorithms cannot train on is refused with what one can do instead: joint
+multi-agent data (CoopNav's) and text data (the text games') have no offline algorithm in
+the suite yet.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rlbench_suite.baselines import checkpoints
-from rlbench_suite.baselines.algorithms import ALGORITHMS, Algorithm, check_action_space
+from rlbench_suite.baselines.algorithms import (
+    ALGORITHMS,
+    Algorithm,
+    UnknownAlgorithmError,
+    check_action_space,
+    get_algorithm,
+)
 from rlbench_suite.baselines.budget import Granularity
-from rlbench_suite.baselines.hyperparams import Hyperparams, native_config
-from rlbench_suite.baselines.sb3_run import Run
+from rlbench_suite.baselines.hyperparams import (
+    Hyperparams,
+    HyperparamsError,
+    hyperparams_file,
+    native_config,
+    read_file,
+)
+from rlbench_suite.baselines.sb3_run import Run, TrainConfig, TrainProgress
 from rlbench_suite.baselines.training_envs import TrainError
-from rlbench_suite.core.offline_cards import dataset_of
+from rlbench_suite.core.catalog import UnknownEnvError
+from rlbench_suite.core.offline_cards import (
+    dataset_of,
+    is_joint_card,
+    refuse_joint_data,
+    resolve_card,
+)
 
 AGENT_FILE = "agent.pt"
 BOUNDARY_EVERY = 250
 """Gradient steps between progress reports (curve points and checkpoints fall on their own
 steps exactly)."""
+CHECKPOINT_SECONDS = 300.0
+"""Wall time after which a run checkpoints at its next progress report, whatever
+``--checkpoint-every`` says (module docstring)."""
 
 
 class _NoEnv:
@@ -85,11 +116,86 @@ class OfflineModel:
         return _NoEnv()
 
 
+def _offline_names() -> str:
+    """``bc, td3bc, iql and cql``."""
+    names = [name for name, a in ALGORITHMS.items() if a.offline]
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def online_algorithms_for(env_id: str) -> list[str]:
+    """The online algorithms with an entry for ``env_id`` in their committed hyperparameters."""
+    found = []
+    for name, algo in ALGORITHMS.items():
+        try:
+            if not algo.offline and env_id in read_file(hyperparams_file(algo)):
+                found.append(name)
+        except HyperparamsError:
+            continue
+    return found
+
+
+def _train_online(env_id: str) -> str:
+    """``train online: rlbench train ENV --algo A (or B, C)``."""
+    algos = online_algorithms_for(env_id)
+    if not algos:
+        return f"train a policy online on {env_id}"
+    also = f" (or {', '.join(algos[1:])})" if algos[1:] else ""
+    return f"train online: rlbench train {env_id} --algo {algos[0]}{also}"
+
+
+def _is_text(space: Any) -> bool:
+    """Whether ``space`` is or holds a Text space (a text game's observations or actions)."""
+    import gymnasium as gym
+
+    if isinstance(space, gym.spaces.Text):
+        return True
+    if isinstance(space, gym.spaces.Dict | gym.spaces.Tuple):
+        inner = space.spaces.values() if isinstance(space, gym.spaces.Dict) else space.spaces
+        return any(_is_text(s) for s in inner)
+    return False
+
+
+def refuse_text_data(offline_id: str, env_id: str) -> None:
+    """A :class:`TrainError` saying that text data has no offline algorithm yet, and what
+    one can do with it instead."""
+    raise TrainError(
+        f"{offline_id} holds text data, and no offline algorithm of the suite trains on text "
+        f"yet (--algo {_offline_names()} take vectors: flat Box observations, Box or Discrete "
+        f"actions). Instead: read it with rlbench_suite.datasets.load("
+        f"{offline_id!r}) or get_dataset(); score a policy on it with rlbench eval {offline_id}"
+        f" --policy ...; or {_train_online(env_id)}"
+    )
+
+
+def refuse_joint_training(env_id: str, algo_name: str) -> None:
+    """For an offline id of joint multi-agent data (CoopNav's), the refusal of
+    :func:`~rlbench_suite.core.offline_cards.refuse_joint_data` as a :class:`TrainError`, with
+    what one can train instead; nothing for any other id (an unknown one is refused later,
+    with suggestions)."""
+    try:
+        card = resolve_card(env_id)
+        algo = get_algorithm(algo_name)
+    except (UnknownEnvError, UnknownAlgorithmError):
+        return
+    dataset = dataset_of(card)
+    if dataset is None or not is_joint_card(card):
+        return
+    try:
+        refuse_joint_data(card, f"--algo {algo.name}")
+    except ValueError as exc:
+        raise TrainError(
+            f"{exc}. No offline algorithm of the suite trains on joint data yet; "
+            f"{_train_online(dataset.env_id)}"
+        ) from None
+
+
 def offline_algorithm(algo: Algorithm, offline_id: str) -> tuple[Algorithm, Any, Any]:
     """``algo`` as it trains on ``offline_id`` (``cql`` on Discrete actions: discrete CQL), with
     the id's observation and action spaces; a :class:`TrainError` for an algorithm that cannot
-    act there."""
+    act there, or for text data (:func:`refuse_text_data`)."""
     import gymnasium as gym
+
+    from rlbench_suite.baselines.offline.common import shown_space
 
     if not algo.offline:
         offline = ", ".join(name for name, a in ALGORITHMS.items() if a.offline)
@@ -98,10 +204,13 @@ def offline_algorithm(algo: Algorithm, offline_id: str) -> tuple[Algorithm, Any,
     env = gym.make(offline_id)
     observation_space, action_space = env.observation_space, env.action_space
     env.close()
+    dataset = dataset_of(resolve_card(offline_id))
+    if dataset is not None and (_is_text(observation_space) or _is_text(action_space)):
+        refuse_text_data(dataset.id, dataset.env_id)
     try:
         check_action_space(algo, offline_id, action_space)
-    except ValueError as exc:
-        raise TrainError(str(exc)) from None
+    except ValueError as exc:  # a space's repr may be huge (a charset): shown cut short
+        raise TrainError(str(exc).replace(str(action_space), shown_space(action_space))) from None
     if algo.discrete_package and isinstance(action_space, gym.spaces.Discrete):
         algo = dataclasses.replace(algo, package=algo.discrete_package)
     return algo, observation_space, action_space
@@ -145,6 +254,14 @@ def build_model(module: Any, cfg: Any, dataset_card: Any, observation_space: Any
 
 class OfflineRun(Run):
     """A run of an offline algorithm (module docstring)."""
+
+    def __init__(self, config: TrainConfig, on_progress: Callable[[TrainProgress], None] | None,
+                 on_notice: Callable[[str], None] | None = None) -> None:  # fmt: skip
+        refuse_joint_training(config.env_id, config.algo)
+        super().__init__(config, on_progress, on_notice)
+        self.checkpointed_at = time.monotonic()
+        """When the last checkpoint was written (or this segment of the run started)."""
+        self.checkpointed_step = -1
 
     def algorithm_for(self, algo: Algorithm) -> Algorithm:
         algo, self.observation_space, self.action_space = offline_algorithm(algo, self.card.id)
@@ -210,9 +327,22 @@ class OfflineRun(Run):
 
         checkpoints.write_checkpoint(self.dir, model.num_timesteps, write, state)
 
+    def checkpoint(self, model: Any) -> None:
+        super().checkpoint(model)
+        self.checkpointed_at, self.checkpointed_step = time.monotonic(), model.num_timesteps
+
+    def at_boundary(self, model: Any) -> None:
+        """The curve point and checkpoint due at this step; and a checkpoint if the last was
+        :data:`CHECKPOINT_SECONDS` ago, whatever ``--checkpoint-every`` says."""
+        super().at_boundary(model)
+        late = time.monotonic() - self.checkpointed_at >= CHECKPOINT_SECONDS
+        if late and model.num_timesteps > max(self.checkpointed_step, self.start_step):
+            self.checkpoint(model)
+
     def learn(self, model: Any, callbacks: Sequence[Any]) -> None:
         if callbacks:
             raise TrainError(f"--algo {self.algo.name} takes no SB3 callbacks")
+        self.checkpointed_at = time.monotonic()
         self.at_boundary(model)
         batch_size = model.cfg.batch_size
         while model.agent.step < self.budget:

@@ -18,6 +18,7 @@ from rich.progress import (
 from rlbench_suite import interrupts
 from rlbench_suite.baselines.algorithms import ALGORITHMS
 from rlbench_suite.cli.common import (
+    PIPED_EVERY_S,
     app,
     console,
     errors,
@@ -86,7 +87,7 @@ class _Display:
             )
             return
         new_eval = p.last_eval is not None and p.last_eval["step"] != self.last_eval_step
-        if new_eval or time.monotonic() - self.last_line > 30:
+        if new_eval or time.monotonic() - self.last_line > PIPED_EVERY_S:
             self.last_line = time.monotonic()
             self.last_eval_step = p.last_eval["step"] if p.last_eval else None
             eta = f"{max(p.budget - p.step, 0) / p.steps_per_s:.0f}s" if p.steps_per_s else "?"
@@ -132,7 +133,12 @@ def train_command(
     ] = None,
     eval_episodes: Annotated[int, typer.Option(min=1, help="Episodes per curve point.")] = 5,
     checkpoint_every: Annotated[
-        int | None, typer.Option(min=1, help="Steps between checkpoints (default: eval-every).")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Steps between checkpoints (default: eval-every); "
+            "offline runs also at least every 5 minutes.",
+        ),
     ] = None,
     final_episodes: Annotated[
         int | None, typer.Option(min=1, help="Final evaluation episodes (default: card's).")

@@ -14,11 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlbench_suite.baselines.offline.common import DataSpec, Stateful, mlp
+from rlbench_suite.baselines.offline.common import CheckedConfig, DataSpec, Stateful, mlp
 
 
 @dataclasses.dataclass
-class Config:
+class Config(CheckedConfig):
     batch_size: int = 256
     learning_rate: float = 3e-4
     hidden: int = 256
@@ -27,10 +27,6 @@ class Config:
     """The best fraction of episodes (by return) to clone; 1.0 clones all."""
     normalize: bool = True
     """Standardize observations by the dataset's mean and std."""
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.frac <= 1.0:
-            raise ValueError(f"frac must be in (0, 1], got {self.frac}")
 
 
 class Agent(Stateful):

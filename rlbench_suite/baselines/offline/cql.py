@@ -20,11 +20,17 @@ import torch.nn.functional as F
 from torch import nn
 from torch.distributions import Normal, TanhTransform, TransformedDistribution
 
-from rlbench_suite.baselines.offline.common import DataSpec, Stateful, mlp, soft_update
+from rlbench_suite.baselines.offline.common import (
+    CheckedConfig,
+    DataSpec,
+    Stateful,
+    mlp,
+    soft_update,
+)
 
 
 @dataclasses.dataclass
-class Config:
+class Config(CheckedConfig):
     batch_size: int = 256
     discount: float = 0.99
     alpha_multiplier: float = 1.0

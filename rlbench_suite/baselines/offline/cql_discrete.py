@@ -16,11 +16,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlbench_suite.baselines.offline.common import DataSpec, Stateful, mlp, soft_update
+from rlbench_suite.baselines.offline.common import (
+    CheckedConfig,
+    DataSpec,
+    Stateful,
+    mlp,
+    soft_update,
+)
 
 
 @dataclasses.dataclass
-class Config:
+class Config(CheckedConfig):
     """Named as :class:`cql.Config`'s fields, so one ``cql.yaml`` serves both."""
 
     batch_size: int = 256

@@ -16,14 +16,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlbench_suite.baselines.offline.common import DataSpec, Stateful, mlp, soft_update
+from rlbench_suite.baselines.offline.common import (
+    CheckedConfig,
+    DataSpec,
+    Stateful,
+    mlp,
+    soft_update,
+)
 
 EXP_ADV_MAX = 100.0
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
 @dataclasses.dataclass
-class Config:
+class Config(CheckedConfig):
     batch_size: int = 256
     discount: float = 0.99
     tau: float = 0.005

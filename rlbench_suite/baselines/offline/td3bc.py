@@ -15,11 +15,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlbench_suite.baselines.offline.common import DataSpec, Stateful, mlp, soft_update
+from rlbench_suite.baselines.offline.common import (
+    CheckedConfig,
+    DataSpec,
+    Stateful,
+    mlp,
+    soft_update,
+)
 
 
 @dataclasses.dataclass
-class Config:
+class Config(CheckedConfig):
     batch_size: int = 256
     discount: float = 0.99
     tau: float = 0.005
