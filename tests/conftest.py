@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None):
         timeout=600,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
+
+
+def as_a_foreground_job() -> None:
+    """``preexec_fn`` for a child a test interrupts with SIGINT: Ctrl-C at its default, as in a
+    terminal's foreground job. A shell starts a background job (``cmd &``, as a CI script may
+    run the tests) with SIGINT ignored, every process below inherits that, and the suite's
+    handler rightly leaves an ignored SIGINT ignored (``interrupts.install``): the child would
+    never stop."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def learn_ppo(vector_env, steps: int = 2000):

@@ -31,6 +31,7 @@ from rlbench_suite.demo.suite import committed_baselines, quick_suite
 from rlbench_suite.demo.summary import interval
 from rlbench_suite.evaluation import default_protocol
 from rlbench_suite.policies.core import file_sha256
+from tests.conftest import as_a_foreground_job
 
 ROOT = Path(__file__).resolve().parents[1]
 QUAD = "rlbench/QuadHover-v0"
@@ -241,7 +242,7 @@ def test_a_second_run_reuses_the_evaluations_and_serves_the_site_until_ctrl_c(qu
     shutil.copytree(quick[0], data)
     process = subprocess.Popen(_command("--quick", "--port", "0", "--data-dir", str(data)),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_env(), cwd=ROOT)  # fmt: skip
+                               env=_env(), cwd=ROOT, preexec_fn=as_a_foreground_job)  # fmt: skip
     lines = []
     try:
         for line in process.stdout:
@@ -354,7 +355,7 @@ def test_an_unknown_dataset_is_refused_with_the_closest_ids(tmp_path):
 def test_ctrl_c_names_the_step_it_stopped(tmp_path):
     process = subprocess.Popen(_command("--quick", "--no-serve", "--data-dir", str(tmp_path)),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_env(), cwd=ROOT)  # fmt: skip
+                               env=_env(), cwd=ROOT, preexec_fn=as_a_foreground_job)  # fmt: skip
     try:
         for line in process.stdout:
             if line.startswith("[2/6]"):

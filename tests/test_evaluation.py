@@ -19,7 +19,7 @@ from rlbench_suite.core.summary import with_figures
 from rlbench_suite.evaluation.protocols import default_protocol
 from rlbench_suite.evaluation.runner import evaluate, split_statically
 from rlbench_suite.policies import RandomPolicy
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, as_a_foreground_job, run_cli
 
 CARTPOLE = default_protocol("rlbench/CartPole-v1", episodes=7)
 
@@ -367,6 +367,7 @@ def test_ctrl_c_says_how_many_episodes_were_kept_and_how_to_finish(tmp_path):
         [sys.executable, "-m", "rlbench_suite.cli", "eval", "rlbench/CartPole-v1", "--policy",
          "random", "--episodes", "100000", "--workers", "1", "--out", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=as_a_foreground_job,
     )  # fmt: skip
     deadline = time.time() + 120
     while time.time() < deadline and not (log.exists() and len(log.read_text().splitlines()) > 3):
